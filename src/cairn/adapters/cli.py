@@ -1,0 +1,312 @@
+"""The `cairn` command: a thin adapter over `cairn.Cairn`.
+
+Each command opens the store, makes one call, and prints the result (`--json` on every read).
+A `CairnError` becomes one line on stderr and exit status 2; nothing else is caught here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import wraps
+from typing import Any, ParamSpec, TypeVar
+
+import click
+
+from cairn.config import Settings
+from cairn.core import Cairn
+from cairn.errors import CairnError
+from cairn.models import GetResult, MemoryRecord, RecallResult, to_jsonable
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+EXIT_USAGE = 2
+
+
+def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """Turn cairn's own errors into one clear line and exit status 2."""
+
+    @wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except CairnError as exc:
+            click.echo(f"error: {exc.message}", err=True)
+            sys.exit(EXIT_USAGE)
+
+    return wrapper
+
+
+@contextmanager
+def opened(ctx: click.Context) -> Iterator[Cairn]:
+    settings: Settings = ctx.obj["settings"]
+    mem = Cairn.open(ctx.obj["store"], settings=settings, integration="cli")
+    try:
+        yield mem
+    finally:
+        mem.close()
+
+
+def emit_json(value: Any) -> None:
+    click.echo(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2))
+
+
+scope_option = click.option("--scope", help="Scope as kind:id (default: detected from --cwd).")
+cwd_option = click.option(
+    "--cwd", type=click.Path(file_okay=False), help="Directory whose repository gives the scope."
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+@click.group()
+@click.option("--store", "store", help="SQLite path or postgresql:// URL (default: CAIRN_URL, "
+              "else memory.db under CAIRN_HOME).")  # fmt: skip
+@click.pass_context
+@reports_errors
+def main(ctx: click.Context, store: str | None) -> None:
+    """cairn: long-term memory for AI agents."""
+    settings = Settings.from_env()
+    ctx.obj = {"settings": settings, "store": store or settings.store_location}
+
+
+@main.command()
+@click.argument("content")
+@click.option("--type", "mtype", required=True, help="fact, preference, decision, constraint, "
+              "instruction, lesson, warning, open_question, task or artifact.")  # fmt: skip
+@scope_option
+@cwd_option
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--reason", help="Why this is worth remembering.")
+@click.option("--source-ref", help="What it is about: path, path:10-24, commit:<sha> or a URL.")
+@click.option("--summary", help="One-line summary (default: the first 200 characters).")
+@click.option("--weight", type=float, help="Initial importance from 0 to 1 (default 0.5).")
+@click.option("--durability", type=click.Choice(["episodic", "semantic", "permanent"]))
+@click.option("--pinned", is_flag=True, help="Always include in briefs; never decays.")
+@click.option("--occurred-at", help="When it happened (RFC 3339), if not now.")
+@click.option("--no-dedup", is_flag=True, help="Store even if an equal memory exists.")
+@json_option
+@click.pass_context
+@reports_errors
+def remember(ctx: click.Context, content: str, mtype: str, **opts: Any) -> None:
+    """Remember a durable claim. CONTENT '-' reads it from stdin."""
+    if content == "-":
+        content = sys.stdin.read()
+    as_json, dedup = opts.pop("as_json"), not opts.pop("no_dedup")
+    opts["tags"] = list(opts["tags"]) or None
+    with opened(ctx) as mem:
+        result = mem.remember(content, type=mtype, dedup=dedup, **opts)
+    if as_json:
+        emit_json(result)
+        return
+    extra = f" (similarity {result.similarity})" if result.similarity is not None else ""
+    click.echo(f"{result.memory_id} {result.disposition}{extra} [{result.type}] {result.scope}")
+
+
+@main.command()
+@click.argument("query")
+@scope_option
+@cwd_option
+@click.option("--limit", type=int, default=8, show_default=True, help="At most 25.")
+@click.option("--as-of", help="Answer from what was believed at the end of this day.")
+@click.option("--type", "types", multiple=True, help="Only these types (repeatable).")
+@click.option("--tag", "tags", multiple=True, help="Only memories with one of these tags.")
+@click.option("--since", help="Only memories that occurred on or after this date.")
+@click.option("--until", help="Only memories that occurred on or before this date.")
+@click.option("--also", multiple=True, help="Another phrasing, searched too (up to 3).")
+@click.option("--no-cut", is_flag=True, help="Top LIMIT by rank: no relative cut, no abstention.")
+@click.option("--explain", is_flag=True, help="Show each hit's score breakdown.")
+@json_option
+@click.pass_context
+@reports_errors
+def recall(ctx: click.Context, query: str, **opts: Any) -> None:
+    """Recall memories relevant to QUERY."""
+    as_json, cut = opts.pop("as_json"), not opts.pop("no_cut")
+    for name in ("types", "tags", "also"):
+        opts[name] = list(opts[name]) or None
+    with opened(ctx) as mem:
+        result = mem.recall(query, cut=cut, **opts)
+    if as_json:
+        emit_json(result)
+    else:
+        print_recall(result)
+
+
+def print_recall(result: RecallResult) -> None:
+    if not result.hits:
+        click.echo(f"nothing found in {result.scope} for {result.query!r} ({result.retrieval_id})")
+        return
+    for hit in result.hits:
+        flags = " weak" if hit.weak else ""
+        until = f" until {hit.until:%Y-%m-%d}" if hit.until else ""
+        source = f" ({hit.source_ref})" if hit.source_ref else ""
+        click.echo(
+            f"{hit.ref}  {hit.score:.4f}  [{hit.type}]{flags}{until}  {hit.summary}{source}"
+            f"  citation:{hit.citation}"
+        )
+        if hit.explain:
+            click.echo("    " + "  ".join(f"{k}={v:.4f}" for k, v in hit.explain.items()))
+    click.echo(f"({len(result.hits)} hits, {result.retrieval_id})")
+
+
+@main.command()
+@click.argument("refs", nargs=-1, required=True)
+@scope_option
+@cwd_option
+@json_option
+@click.pass_context
+@reports_errors
+def show(
+    ctx: click.Context, refs: tuple[str, ...], scope: str | None, cwd: str | None, as_json: bool
+) -> None:
+    """Show full records (with history) for REFS."""
+    with opened(ctx) as mem:
+        result = mem.get_memory(list(refs), scope=scope, cwd=cwd)
+    if as_json:
+        emit_json(result)
+    else:
+        print_records(result)
+
+
+def print_records(result: GetResult) -> None:
+    for record in result.records:
+        print_record(record)
+    if result.unknown:
+        click.echo(f"unknown: {', '.join(result.unknown)}")
+
+
+def print_record(record: MemoryRecord) -> None:
+    m = record.memory
+    click.echo(f"{m.ref} [{m.type}] {m.status}{' pinned' if m.pinned else ''} scope={m.scope}")
+    click.echo(f"  written {m.written_at:%Y-%m-%d %H:%M:%S}Z  occurred {m.occurred_at:%Y-%m-%d}"
+               + (f"  until {m.until:%Y-%m-%d %H:%M:%S}Z" if m.until else ""))  # fmt: skip
+    click.echo(f"  citation: {record.citation}  source_ref: {m.source_ref or '-'}")
+    click.echo(f"  tags: {', '.join(m.tags) or '-'}  reason: {m.reason or '-'}")
+    click.echo(f"  cited {m.cited}  confirmed {m.confirmed}  contradicted {m.contradicted}"
+               f"  accessed {m.access_count}")  # fmt: skip
+    for line in m.content.splitlines() or [""]:
+        click.echo(f"  | {line}")
+    for entry in record.replaced:
+        click.echo(f"  replaced {entry.ref} (until {entry.until:%Y-%m-%d}): {entry.summary}"
+                   if entry.until else f"  replaced {entry.ref}: {entry.summary}")  # fmt: skip
+    for entry in record.replaced_by_chain:
+        click.echo(f"  replaced by {entry.ref}: {entry.summary}")
+
+
+@main.command()
+@click.argument("ref")
+@click.argument("content")
+@click.option("--reason", required=True, help="Why the claim changed.")
+@scope_option
+@cwd_option
+@json_option
+@click.pass_context
+@reports_errors
+def correct(ctx: click.Context, ref: str, content: str, reason: str, **opts: Any) -> None:
+    """Write a new version of REF with CONTENT; the old version keeps its history."""
+    as_json = opts.pop("as_json")
+    with opened(ctx) as mem:
+        result = mem.correct(ref, content, reason=reason, **opts)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(f"{result.memory_id} replaces {ref}")
+
+
+@main.command()
+@click.argument("ref")
+@click.option("--reason", required=True, help="Why it no longer holds.")
+@scope_option
+@cwd_option
+@click.pass_context
+@reports_errors
+def forget(ctx: click.Context, ref: str, reason: str, **opts: Any) -> None:
+    """Retire REF: recall stops returning it; --as-of before now still does."""
+    with opened(ctx) as mem:
+        mem.forget(ref, reason=reason, **opts)
+    click.echo(f"{ref} retired")
+
+
+@main.command()
+@click.argument("ref")
+@scope_option
+@cwd_option
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_context
+@reports_errors
+def purge(ctx: click.Context, ref: str, yes: bool, **opts: Any) -> None:
+    """Erase REF's content and embedding for good (a tombstone event remains)."""
+    if not yes and sys.stdin.isatty():
+        click.confirm(f"Erase the content of {ref} permanently?", abort=True)
+    with opened(ctx) as mem:
+        tombstone = mem.purge(ref, **opts)
+    click.echo(f"{ref} purged (tombstone {tombstone})")
+
+
+@main.command("export")
+@click.argument("path", type=click.Path(dir_okay=False, allow_dash=True), default="-")
+@click.pass_context
+@reports_errors
+def export_cmd(ctx: click.Context, path: str) -> None:
+    """Write the whole store (history, events, vectors) as JSON Lines to PATH (default stdout)."""
+    with opened(ctx) as mem:
+        if path == "-":
+            mem.export(sys.stdout)
+            return
+        with open(path, "w", encoding="utf-8") as out:
+            lines = mem.export(out)
+    click.echo(f"exported {lines} lines to {path}", err=True)
+
+
+@main.command("import")
+@click.argument("path", type=click.Path(dir_okay=False, allow_dash=True, exists=True))
+@click.pass_context
+@reports_errors
+def import_cmd(ctx: click.Context, path: str) -> None:
+    """Load an export into an empty store."""
+    with opened(ctx) as mem:
+        if path == "-":
+            counts = mem.import_(sys.stdin)
+        else:
+            with open(path, encoding="utf-8") as source:
+                counts = mem.import_(source)
+    click.echo(", ".join(f"{n} {kind}s" for kind, n in counts.items()) + " imported")
+
+
+@main.command()
+@scope_option
+@cwd_option
+@click.option("--all", "all_scopes", is_flag=True, help="Every scope in the store.")
+@json_option
+@click.pass_context
+@reports_errors
+def stats(ctx: click.Context, as_json: bool, **opts: Any) -> None:
+    """Counts by type, status and scope; vectors; store size."""
+    with opened(ctx) as mem:
+        result = mem.stats(**opts)
+    if as_json:
+        emit_json(result)
+        return
+    click.echo(f"{result['memories']} memories in {result['store']['location']} "
+               f"({result['store']['size_bytes']} bytes)")  # fmt: skip
+    for title in ("by_type", "by_status", "by_scope", "vectors"):
+        counts = result[title]
+        click.echo(f"{title}: " + (", ".join(f"{k}={v}" for k, v in counts.items()) or "-"))
+
+
+def register(command: click.Command) -> None:
+    main.add_command(command)
+
+
+def _load_plugins() -> None:
+    # Command groups that live in their own modules keep this file small.
+    from cairn.adapters import cli_bench, cli_demo
+
+    register(cli_bench.bench)
+    register(cli_demo.demo)
+
+
+_load_plugins()
+

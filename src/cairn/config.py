@@ -1,0 +1,82 @@
+"""Typed settings. The only module that reads the environment (prefix `CAIRN_`).
+
+Everything else receives a `Settings` value, so tests build one directly and nothing depends
+on the process environment by accident.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from cairn.errors import InvalidInput
+
+
+def _default_home(env: Mapping[str, str]) -> Path:
+    xdg = env.get("XDG_DATA_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".local" / "share"
+    return base / "cairn"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    home: Path
+    url: str | None = None
+    embedder: str = "local"  # local | hashing | ollama
+    ollama_url: str = "http://127.0.0.1:11434"
+    ollama_model: str = "nomic-embed-text"
+    dedup_threshold: float = 0.82
+    max_content_bytes: int = 32 * 1024
+    busy_timeout_ms: int = 30_000
+    max_recall_items: int = 20
+    max_episode_lines: int = 20
+    max_history: int = 4_000
+    event_payload_chars: int = 4_000
+    integration: str = "python"
+
+    @property
+    def store_location(self) -> str:
+        """Where the store lives: an explicit URL, else `memory.db` under `home`."""
+        return self.url or str(self.home / "memory.db")
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        home = Path(env["CAIRN_HOME"]) if env.get("CAIRN_HOME") else _default_home(env)
+        values: dict[str, Any] = {"home": home}
+        for f in fields(cls):
+            if f.name == "home":
+                continue
+            raw = env.get(f"CAIRN_{f.name.upper()}")
+            if raw is None or raw == "":
+                continue
+            values[f.name] = _coerce(f.name, raw, cls.__dataclass_fields__[f.name].default)
+        return cls(**values)
+
+
+def _coerce(name: str, raw: str, default: Any) -> Any:
+    if isinstance(default, bool):
+        return raw.lower() in {"1", "true", "yes", "on"}
+    if isinstance(default, int):
+        try:
+            return int(raw)
+        except ValueError:
+            raise InvalidInput(
+                f"CAIRN_{name.upper()}={raw!r} is not a whole number; set it to one, e.g. "
+                f"CAIRN_{name.upper()}={default}."
+            ) from None
+    if isinstance(default, float):
+        try:
+            return float(raw)
+        except ValueError:
+            raise InvalidInput(
+                f"CAIRN_{name.upper()}={raw!r} is not a number; set it to one, e.g. "
+                f"CAIRN_{name.upper()}={default}."
+            ) from None
+    return raw

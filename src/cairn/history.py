@@ -1,0 +1,189 @@
+"""History: correct (new version), forget (retire), purge (erase, keep a tombstone), get_memory.
+
+Nothing is overwritten except by purge. A correction is a new row that `replaces` the old
+one; the old row gets `until` (when it stopped being believed) and `replaced_by`. A memory that
+is not visible from the caller's scope is reported exactly like one that does not exist, so
+refs cannot be used to probe other scopes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from cairn.context import Context
+from cairn.embeddings.base import Vector
+from cairn.errors import Conflict, InvalidInput, NotFound
+from cairn.indexing import index_memory
+from cairn.models import (
+    GetResult,
+    HistoryEntry,
+    Memory,
+    MemoryRecord,
+    NewEvent,
+    NewMemory,
+    RememberResult,
+)
+from cairn.refs import event_ref, memory_ref, parse_ref, try_parse_ref
+from cairn.refusal import check_content, check_no_secrets
+from cairn.remember import content_hash, summarise, text_for_embedding
+from cairn.scope import visible_scopes
+
+_MAX_CHAIN = 1000  # a guard against a corrupted chain, far beyond any real history
+
+
+def load_visible(ctx: Context, ref: str, scope: str) -> Memory:
+    memory_id = parse_ref(ref, kind="mem")
+    found = ctx.store.get_memories([memory_id])
+    if not found or found[0].scope not in visible_scopes(scope):
+        raise NotFound(
+            f"{ref} names no memory in scope {scope}; check the ref (recall lists refs) or "
+            "pass the scope it was written in."
+        )
+    return found[0]
+
+
+def _require_current(memory: Memory, verb: str) -> None:
+    if memory.status == "purged":
+        raise Conflict(f"{memory.ref} was purged; there is nothing left to {verb}.")
+    if memory.replaced_by is not None:
+        raise Conflict(
+            f"{memory.ref} was already replaced by {memory_ref(memory.replaced_by)}; "
+            f"{verb} the current version instead."
+        )
+    if memory.status == "retired":
+        raise Conflict(f"{memory.ref} was forgotten; remember the claim again if it holds.")
+
+
+def correct(ctx: Context, ref: str, content: str, reason: str, scope: str) -> RememberResult:
+    old = load_visible(ctx, ref, scope)
+    _require_current(old, "correct")
+    check_content(content, max_bytes=ctx.settings.max_content_bytes)
+    reason = _require_reason(reason, "correct")
+    for name, text in (("content", content), ("reason", reason)):
+        check_no_secrets(text, field=name)
+    vector = ctx.embedder.embed_many([text_for_embedding(content)])[0]
+    return _write_correction(ctx, old, content, reason, vector)
+
+
+def _write_correction(
+    ctx: Context, old: Memory, content: str, reason: str, vector: Vector
+) -> RememberResult:
+    now, store = ctx.clock(), ctx.store
+    with store.transaction():
+        new_id = store.add_memory(
+            NewMemory(
+                scope=old.scope, type=old.type, content=content, summary=summarise(content),
+                durability=old.durability, weight=old.weight, tags=old.tags, reason=reason,
+                source_ref=old.source_ref, pinned=old.pinned, branch=old.branch,
+                session_id=old.session_id, source_event_id=None, diff_text=None, diff_files=(),
+                error_trace=None, integration=ctx.integration,
+                content_hash=content_hash(content), written_at=now, occurred_at=now,
+                replaces=old.id,
+            )
+        )  # fmt: skip
+        payload = {"content": content[: ctx.settings.event_payload_chars], "reason": reason,
+                   "replaces": old.ref}  # fmt: skip
+        event_id = store.add_event(
+            NewEvent("correct", old.scope, None, now, ctx.integration, new_id, payload)
+        )
+        store.update_memory(new_id, {"source_event_id": event_id})
+        store.update_memory(old.id, {"until": now, "replaced_by": new_id})
+        store.put_vector(new_id, ctx.embedder.identity, vector)
+        index_memory(store, new_id, content, old.tags, old.source_ref, reason)
+    return RememberResult(
+        memory_ref(new_id), "created", old.type, old.scope, event_ref(event_id)
+    )
+
+
+def forget(ctx: Context, ref: str, reason: str, scope: str) -> Memory:
+    memory = load_visible(ctx, ref, scope)
+    _require_current(memory, "forget")
+    reason = _require_reason(reason, "forget")
+    check_no_secrets(reason, field="reason")
+    now = ctx.clock()
+    with ctx.store.transaction():
+        ctx.store.update_memory(memory.id, {"status": "retired", "until": now})
+        ctx.store.add_event(
+            NewEvent("forget", memory.scope, None, now, ctx.integration, memory.id,
+                     {"reason": reason})
+        )  # fmt: skip
+    return ctx.store.get_memories([memory.id])[0]
+
+
+def purge(ctx: Context, ref: str, scope: str) -> str:
+    """Erase content, summary, free text and embedding; keep a tombstone event without content."""
+    memory = load_visible(ctx, ref, scope)
+    if memory.status == "purged":
+        raise Conflict(f"{memory.ref} was already purged.")
+    now = ctx.clock()
+    with ctx.store.transaction():
+        ctx.store.update_memory(
+            memory.id,
+            {
+                "status": "purged",
+                "content": "",
+                "summary": "[purged]",
+                "reason": None,
+                "diff_text": None,
+                "error_trace": None,
+                "tags": (),
+                "source_ref": None,
+                "until": memory.until or now,
+            },
+        )
+        ctx.store.delete_vector(memory.id)
+        ctx.store.delete_lexical(memory.id)
+        ctx.store.redact_events(memory.id, note=f"purged {memory.ref}")
+        event_id = ctx.store.add_event(
+            NewEvent("purge", memory.scope, None, now, ctx.integration, memory.id,
+                     {"purged": memory.ref})
+        )  # fmt: skip
+    return event_ref(event_id)
+
+
+def _require_reason(reason: str, verb: str) -> str:
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidInput(f"{verb} needs a reason: say why, in a few words.")
+    return reason.strip()
+
+
+def get_memories(ctx: Context, refs: Sequence[str], scope: str) -> GetResult:
+    visible = set(visible_scopes(scope))
+    wanted = [(ref, try_parse_ref(ref, kind="mem")) for ref in refs]
+    ids = [mid for _, mid in wanted if mid is not None]
+    by_id = {m.id: m for m in ctx.store.get_memories(ids) if m.scope in visible}
+    records: list[MemoryRecord] = []
+    unknown: list[str] = []
+    for ref, mid in wanted:
+        if mid is None or mid not in by_id:
+            unknown.append(ref)
+            continue
+        memory = by_id[mid]
+        records.append(
+            MemoryRecord(
+                memory=memory,
+                citation="unchecked",
+                replaced=tuple(_chain(ctx, memory, backwards=True)),
+                replaced_by_chain=tuple(_chain(ctx, memory, backwards=False)),
+            )
+        )
+    return GetResult(tuple(records), tuple(unknown))
+
+
+def _chain(ctx: Context, memory: Memory, *, backwards: bool) -> list[HistoryEntry]:
+    entries: list[HistoryEntry] = []
+    current = memory
+    for _ in range(_MAX_CHAIN):
+        next_id = current.replaces if backwards else current.replaced_by
+        if next_id is None:
+            break
+        found = ctx.store.get_memories([next_id])
+        if not found:
+            break
+        current = found[0]
+        entries.append(_entry(current))
+    return entries
+
+
+def _entry(memory: Memory) -> HistoryEntry:
+    return HistoryEntry(memory.ref, memory.summary, memory.written_at, memory.until)
+

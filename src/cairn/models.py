@@ -1,0 +1,264 @@
+"""Records that cross module boundaries: frozen, slotted dataclasses and the vocabularies.
+
+Internally memories and events are numbered rows; everything that leaves the core names them
+by ref (`mem_12`, `evt_40`), which `refs.py` parses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+MEMORY_TYPES: tuple[str, ...] = (
+    "fact",
+    "preference",
+    "decision",
+    "constraint",
+    "instruction",
+    "lesson",
+    "warning",
+    "open_question",
+    "task",
+    "artifact",
+)
+
+DURABILITIES: tuple[str, ...] = ("episodic", "semantic", "permanent")
+
+# Per-day exponential decay of weight, from the reference document on embeddings.
+DECAY_PER_DAY: Mapping[str, float] = {"episodic": 0.15, "semantic": 0.03, "permanent": 0.0}
+
+_PERMANENT_TYPES = frozenset({"preference", "decision", "constraint", "instruction"})
+_EPISODIC_TYPES = frozenset({"task", "open_question"})
+
+
+def default_durability(memory_type: str) -> str:
+    if memory_type in _PERMANENT_TYPES:
+        return "permanent"
+    if memory_type in _EPISODIC_TYPES:
+        return "episodic"
+    return "semantic"
+
+
+class Status(str, enum.Enum):
+    ACTIVE = "active"
+    RESTING = "resting"
+    RETIRED = "retired"
+    PURGED = "purged"
+
+
+Disposition = Literal["created", "matched", "boosted"]
+Citation = Literal["same", "changed", "gone", "unchecked"]
+RecallKind = Literal["memories", "pages", "all"]
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One stored version of a claim, as the store holds it."""
+
+    id: int
+    scope: str
+    type: str
+    content: str
+    summary: str
+    durability: str
+    weight: float
+    tags: tuple[str, ...]
+    reason: str | None
+    source_ref: str | None
+    pinned: bool
+    branch: str | None
+    session_id: str | None
+    source_event_id: int | None
+    diff_text: str | None
+    diff_files: tuple[str, ...]
+    error_trace: str | None
+    integration: str | None
+    content_hash: str
+    written_at: datetime
+    occurred_at: datetime
+    until: datetime | None
+    replaces: int | None
+    replaced_by: int | None
+    status: str
+    confirmed: int = 0
+    cited: int = 0
+    contradicted: int = 0
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    last_cited_at: datetime | None = None
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+
+    @property
+    def ref(self) -> str:
+        return f"mem_{self.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """What the core hands a store to insert; the store assigns the id."""
+
+    scope: str
+    type: str
+    content: str
+    summary: str
+    durability: str
+    weight: float
+    tags: tuple[str, ...]
+    reason: str | None
+    source_ref: str | None
+    pinned: bool
+    branch: str | None
+    session_id: str | None
+    source_event_id: int | None
+    diff_text: str | None
+    diff_files: tuple[str, ...]
+    error_trace: str | None
+    integration: str | None
+    content_hash: str
+    written_at: datetime
+    occurred_at: datetime
+    replaces: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """An append-only record of one call."""
+
+    id: int
+    kind: str
+    scope: str | None
+    session_id: str | None
+    at: datetime
+    integration: str | None
+    memory_id: int | None
+    payload: Mapping[str, Any]
+
+    @property
+    def ref(self) -> str:
+        return f"evt_{self.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    kind: str
+    scope: str | None
+    session_id: str | None
+    at: datetime
+    integration: str | None
+    memory_id: int | None
+    payload: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RememberResult:
+    memory_id: str
+    disposition: Disposition
+    type: str
+    scope: str
+    source_event_id: str
+    similarity: float | None = None
+    stored: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ItemError:
+    code: str
+    message: str
+    retryable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BatchItem:
+    index: int
+    ok: bool
+    data: RememberResult | None = None
+    error: ItemError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One line of a recall answer."""
+
+    ref: str
+    kind: str
+    summary: str
+    score: float
+    weak: bool
+    source_ref: str | None
+    citation: str
+    until: datetime | None
+    type: str | None = None
+    scope: str | None = None
+    content: str | None = None
+    pathway: str = "direct"
+    occurred_at: datetime | None = None
+    explain: Mapping[str, float] | None = None
+
+    @property
+    def memory_id(self) -> str:
+        return self.ref
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    retrieval_id: str
+    query: str
+    scope: str
+    hits: tuple[Hit, ...]
+    as_of: datetime | None = None
+
+    @property
+    def refs(self) -> list[str]:
+        return [hit.ref for hit in self.hits]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    ref: str
+    summary: str
+    written_at: datetime
+    until: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """A memory as `get_memory` shows it: the stored version plus what is derived from it."""
+
+    memory: Memory
+    citation: str
+    replaced: tuple[HistoryEntry, ...]  # what it replaced, newest first
+    replaced_by_chain: tuple[HistoryEntry, ...]  # what replaced it, oldest first
+
+    @property
+    def ref(self) -> str:
+        return self.memory.ref
+
+
+@dataclass(frozen=True, slots=True)
+class GetResult:
+    records: tuple[MemoryRecord, ...]
+    unknown: tuple[str, ...]
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn records (and containers of them) into JSON-ready values; datetimes become ISO 8601."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, (Memory, Event, MemoryRecord)):
+            out["ref"] = value.ref
+        return out
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) or (
+        isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+    ):
+        return [to_jsonable(v) for v in value]
+    return value

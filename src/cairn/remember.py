@@ -1,0 +1,327 @@
+"""remember: validate, refuse, embed, deduplicate, store, index — in that order.
+
+Validation and refusal happen before anything is written, so a refused call stores nothing.
+Embedding happens outside the write transaction (it is the slow part); the dedup check and the
+insert happen inside one, so two writers racing on the same claim cannot both create it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from cairn.context import Context
+from cairn.embeddings.base import MAX_EMBED_CHARS, Vector, fit_dimensions
+from cairn.errors import CairnError, InvalidInput, UnknownType
+from cairn.models import (
+    DURABILITIES,
+    MEMORY_TYPES,
+    BatchItem,
+    ItemError,
+    NewEvent,
+    NewMemory,
+    RememberResult,
+    default_durability,
+)
+from cairn.indexing import index_memory
+from cairn.refs import event_ref, memory_ref
+from cairn.refusal import check_content, check_no_secrets
+from cairn.scope import current_branch, resolve_scope
+from cairn.store.base import MemoryFilter
+from cairn.tags import detect_tags, normalise_tags
+from cairn.timeutil import parse_when
+
+SUMMARY_CHARS = 200
+_BOOST_STEP = 0.05
+
+REMEMBER_FIELDS = frozenset(
+    {
+        "content", "type", "scope", "cwd", "tags", "reason", "source_ref", "summary", "weight",
+        "durability", "pinned", "occurred_at", "diff_text", "diff_files", "error_trace",
+        "session_id", "used", "embedding",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A remember call that passed validation and refusal, ready to embed and store."""
+
+    content: str
+    type: str
+    scope: str
+    summary: str
+    tags: tuple[str, ...]
+    reason: str | None
+    source_ref: str | None
+    weight: float
+    durability: str
+    pinned: bool
+    occurred_at: datetime | None
+    diff_text: str | None
+    diff_files: tuple[str, ...]
+    error_trace: str | None
+    session_id: str | None
+    branch: str | None
+    embedding: tuple[float, ...] | None
+
+    @property
+    def content_hash(self) -> str:
+        return content_hash(self.content)
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.strip().encode("utf-8")).hexdigest()
+
+
+def summarise(content: str) -> str:
+    """One line: the first 200 characters with whitespace collapsed."""
+    line = " ".join(content.split())
+    return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1].rstrip() + "…"
+
+
+def text_for_embedding(content: str) -> str:
+    return content[:MAX_EMBED_CHARS]
+
+
+def validate_type(value: object) -> str:
+    name = value.strip().lower() if isinstance(value, str) else ""
+    if name not in MEMORY_TYPES:
+        raise UnknownType(
+            f"type {value!r} is not one of the ten memory types: {', '.join(MEMORY_TYPES)}. "
+            "Pick the closest (a durable truth is a fact; a rule is a constraint)."
+        )
+    return name
+
+
+def build_claim(ctx: Context, args: Mapping[str, Any], default_cwd: Path) -> Claim:
+    """Check one remember call's arguments; raise before anything is written."""
+    unknown = set(args) - REMEMBER_FIELDS
+    if unknown:
+        raise InvalidInput(
+            f"remember got unknown fields {sorted(unknown)}; valid fields are "
+            f"{', '.join(sorted(REMEMBER_FIELDS))}."
+        )
+    content = args.get("content")
+    if not isinstance(content, str):
+        raise InvalidInput("content is required and must be text: the claim to remember.")
+    check_content(content, max_bytes=ctx.settings.max_content_bytes)
+    mtype = validate_type(args.get("type"))
+    scope = resolve_scope(args.get("scope"), args.get("cwd"), default_cwd=default_cwd)
+    tags = normalise_tags(args["tags"]) if args.get("tags") else detect_tags(content)
+    summary = _optional_text(args, "summary") or summarise(content)
+    claim = Claim(
+        content=content,
+        type=mtype,
+        scope=scope,
+        summary=summarise(summary),
+        tags=tags,
+        reason=_optional_text(args, "reason"),
+        source_ref=_optional_text(args, "source_ref"),
+        weight=_weight(args.get("weight")),
+        durability=_durability(args.get("durability"), mtype),
+        pinned=bool(args.get("pinned") or False),
+        occurred_at=_occurred(args.get("occurred_at")),
+        diff_text=_optional_text(args, "diff_text"),
+        diff_files=tuple(str(f) for f in args.get("diff_files") or ()),
+        error_trace=_optional_text(args, "error_trace"),
+        session_id=_optional_text(args, "session_id"),
+        branch=current_branch(args["cwd"]) if args.get("cwd") else None,
+        embedding=_embedding(args.get("embedding")),
+    )
+    _refuse_secrets(claim)
+    return claim
+
+
+def _refuse_secrets(claim: Claim) -> None:
+    fields: dict[str, str | None] = {
+        "content": claim.content,
+        "summary": claim.summary,
+        "reason": claim.reason,
+        "source_ref": claim.source_ref,
+        "tags": " ".join(claim.tags),
+        "diff_text": claim.diff_text,
+        "diff_files": " ".join(claim.diff_files),
+        "error_trace": claim.error_trace,
+    }
+    for name, text in fields.items():
+        if text:
+            check_no_secrets(text, field=name)
+
+
+def _optional_text(args: Mapping[str, Any], name: str) -> str | None:
+    value = args.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be text, got {type(value).__name__}.")
+    return value.strip() or None
+
+
+def _weight(value: object) -> float:
+    if value is None:
+        return 0.5
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise InvalidInput(f"weight {value!r} is out of range; give a number from 0 to 1.")
+    return float(value)
+
+
+def _durability(value: object, mtype: str) -> str:
+    if value is None:
+        return default_durability(mtype)
+    if value not in DURABILITIES:
+        raise InvalidInput(
+            f"durability {value!r} is not one of {', '.join(DURABILITIES)}; omit it to use the "
+            f"default for {mtype} ({default_durability(mtype)})."
+        )
+    return str(value)
+
+
+def _occurred(value: object) -> datetime | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, (str, datetime)):
+        raise InvalidInput("occurred_at must be an RFC 3339 timestamp such as 2026-08-26T09:30Z.")
+    return parse_when(value, field="occurred_at", end_of_day=False)
+
+
+def _embedding(value: object) -> tuple[float, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not value:
+        raise InvalidInput("embedding must be a non-empty list of numbers.")
+    try:
+        return tuple(float(x) for x in value)
+    except (TypeError, ValueError):
+        raise InvalidInput("embedding must be a list of numbers only.") from None
+
+
+def embed_claims(ctx: Context, claims: Sequence[Claim]) -> list[Vector]:
+    """One vector per claim: the caller's own (fitted to the store's dimensions) or the model's."""
+    embedder = ctx.embedder
+    needed = [i for i, c in enumerate(claims) if c.embedding is None]
+    vectors: dict[int, Vector] = {}
+    if needed:
+        matrix = embedder.embed_many([text_for_embedding(claims[i].content) for i in needed])
+        vectors.update((i, matrix[row]) for row, i in enumerate(needed))
+    for i, claim in enumerate(claims):
+        if claim.embedding is not None:
+            vectors[i] = fit_dimensions(claim.embedding, embedder.dimensions)
+    return [vectors[i] for i in range(len(claims))]
+
+
+def store_claim(ctx: Context, claim: Claim, vector: Vector, *, dedup: bool) -> RememberResult:
+    """Dedup and insert in one write transaction."""
+    store, now = ctx.store, ctx.clock()
+    identity = ctx.embedder.identity
+    with store.transaction():
+        if dedup:
+            found = _find_duplicate(ctx, claim, vector, identity)
+            if found is not None:
+                memory_id, disposition, similarity = found
+                event_id = _record(ctx, claim, memory_id, disposition, now)
+                return RememberResult(
+                    memory_ref(memory_id), disposition, claim.type, claim.scope,
+                    event_ref(event_id), similarity,
+                )  # fmt: skip
+        memory_id = store.add_memory(_new_memory(ctx, claim, now))
+        event_id = _record(ctx, claim, memory_id, "created", now)
+        store.update_memory(memory_id, {"source_event_id": event_id})
+        store.put_vector(memory_id, identity, vector)
+        index_memory(store, memory_id, claim.content, claim.tags, claim.source_ref, claim.reason)
+    return RememberResult(
+        memory_ref(memory_id), "created", claim.type, claim.scope, event_ref(event_id)
+    )
+
+
+def _find_duplicate(
+    ctx: Context, claim: Claim, vector: Vector, identity: str
+) -> tuple[int, Any, float | None] | None:
+    store, now = ctx.store, ctx.clock()
+    same = store.find_current_by_hash(claim.scope, claim.content_hash)
+    if same is not None:
+        store.increment(same.id, "access_count")
+        store.update_memory(same.id, {"last_accessed_at": now})
+        return same.id, "matched", None
+    near = store.nearest(
+        MemoryFilter(scopes=(claim.scope,), statuses=("active", "resting")), identity, vector, 1
+    )
+    if near and near[0][1] >= ctx.settings.dedup_threshold:
+        memory_id, similarity = near[0]
+        existing = store.get_memories([memory_id])[0]
+        weight = min(1.0, max(existing.weight, claim.weight) + _BOOST_STEP)
+        store.increment(memory_id, "access_count")
+        store.update_memory(memory_id, {"weight": weight, "last_accessed_at": now})
+        return memory_id, "boosted", round(similarity, 4)
+    return None
+
+
+def _new_memory(ctx: Context, claim: Claim, now: datetime) -> NewMemory:
+    return NewMemory(
+        scope=claim.scope,
+        type=claim.type,
+        content=claim.content,
+        summary=claim.summary,
+        durability=claim.durability,
+        weight=claim.weight,
+        tags=claim.tags,
+        reason=claim.reason,
+        source_ref=claim.source_ref,
+        pinned=claim.pinned,
+        branch=claim.branch,
+        session_id=claim.session_id,
+        source_event_id=None,
+        diff_text=claim.diff_text,
+        diff_files=claim.diff_files,
+        error_trace=claim.error_trace,
+        integration=ctx.integration,
+        content_hash=claim.content_hash,
+        written_at=now,
+        occurred_at=claim.occurred_at or now,
+    )
+
+
+def _record(ctx: Context, claim: Claim, memory_id: int, disposition: str, now: datetime) -> int:
+    limit = ctx.settings.event_payload_chars
+    payload = {
+        "content": claim.content[:limit],
+        "truncated": len(claim.content) > limit,
+        "type": claim.type,
+        "tags": list(claim.tags),
+        "source_ref": claim.source_ref,
+        "disposition": disposition,
+    }
+    return ctx.store.add_event(
+        NewEvent("remember", claim.scope, claim.session_id, now, ctx.integration, memory_id, payload)
+    )
+
+
+def remember_batch(
+    ctx: Context, items: Sequence[Mapping[str, Any]], default_cwd: Path, *, dedup: bool
+) -> list[BatchItem]:
+    """Each item validated, embedded and stored on its own: one bad item sinks no other."""
+    results: list[BatchItem | None] = [None] * len(items)
+    claims: list[tuple[int, Claim]] = []
+    for index, item in enumerate(items):
+        try:
+            if not isinstance(item, Mapping):
+                raise InvalidInput(f"item {index} is not an object with content and type.")
+            claims.append((index, build_claim(ctx, item, default_cwd)))
+        except CairnError as exc:
+            results[index] = _failed(index, exc)
+    if claims:
+        vectors = embed_claims(ctx, [claim for _, claim in claims])
+        for (index, claim), vector in zip(claims, vectors, strict=True):
+            try:
+                results[index] = BatchItem(index, True, store_claim(ctx, claim, vector, dedup=dedup))
+            except CairnError as exc:
+                results[index] = _failed(index, exc)
+    return [r for r in results if r is not None]
+
+
+def _failed(index: int, exc: CairnError) -> BatchItem:
+    return BatchItem(index, False, error=ItemError(exc.code, exc.message, exc.retryable))

@@ -1,0 +1,179 @@
+"""The storage seam: one small Protocol, one module per backend.
+
+Backends persist and look up; they never rank, embed or decide policy (the core owns the
+lifecycle). What a backend must provide beyond plain rows:
+
+- `transaction()`: a write transaction that serialises writers (SQLite `BEGIN IMMEDIATE`,
+  PostgreSQL row locks), so read-check-write sequences such as deduplication are race-free.
+  Calls made inside it join it; calls made outside it run in their own short transaction.
+- `nearest()`: cosine nearest neighbours among the vectors of one embedder identity,
+  restricted by a `MemoryFilter`.
+- `lexical_candidates()` / `lexical_stats()`: documents that share at least one analysed term
+  with the query, and the per-scope statistics BM25 needs. Text analysis (folding, stemming)
+  happens in `cairn.ranking.lexical` before anything reaches the backend, so every backend
+  indexes exactly the same terms.
+
+Times cross this seam as timezone-aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from cairn.embeddings.base import Vector
+from cairn.models import Event, Memory, NewEvent, NewMemory
+
+# Columns the core may change after insert; everything else is written once.
+UPDATABLE_FIELDS = frozenset(
+    {
+        "status",
+        "until",
+        "replaced_by",
+        "weight",
+        "pinned",
+        "access_count",
+        "last_accessed_at",
+        "confirmed",
+        "cited",
+        "contradicted",
+        "evidence",
+        "last_cited_at",
+        "content",
+        "summary",
+        "reason",
+        "diff_text",
+        "error_trace",
+        "tags",
+        "source_ref",
+        "source_event_id",
+    }
+)
+
+# Counters that may be incremented atomically without a read.
+COUNTER_FIELDS = frozenset({"access_count", "confirmed", "cited", "contradicted"})
+
+LEXICAL_FIELDS: tuple[str, ...] = ("content", "tags", "source_ref", "reason")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """Which memories a lookup may return.
+
+    With `as_of` unset only current memories count (not replaced, not retired) whose status is
+    in `statuses`. With `as_of` set, the memories believed at that instant count: written at or
+    before it and not yet replaced or retired by then.
+    """
+
+    scopes: tuple[str, ...]
+    as_of: datetime | None = None
+    statuses: tuple[str, ...] = ("active",)
+    types: tuple[str, ...] | None = None
+    tags: tuple[str, ...] | None = None  # any of these
+    since: datetime | None = None  # occurred_at >= since
+    until: datetime | None = None  # occurred_at <= until
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalDoc:
+    """Analysed terms of one memory, per field, joined by single spaces."""
+
+    content: str
+    tags: str
+    source_ref: str
+    reason: str
+
+    def field(self, name: str) -> str:
+        value: str = getattr(self, name)
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalRow:
+    memory_id: int
+    doc: LexicalDoc
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalStats:
+    """BM25 statistics over the memories a filter admits."""
+
+    doc_count: int
+    document_frequency: Mapping[str, int]
+    average_length: Mapping[str, float]  # per field, in terms
+
+
+class Store(Protocol):
+    @property
+    def location(self) -> str: ...
+
+    @property
+    def backend(self) -> str: ...
+
+    def close(self) -> None: ...
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    # events
+    def add_event(self, event: NewEvent) -> int: ...
+
+    def get_events(self, ids: Sequence[int]) -> list[Event]: ...
+
+    def events_for_memory(self, memory_id: int, *, limit: int) -> list[Event]: ...
+
+    def redact_events(self, memory_id: int, *, note: str) -> int: ...
+
+    def iter_events(self) -> Iterator[Event]: ...
+
+    # memories
+    def add_memory(self, memory: NewMemory) -> int: ...
+
+    def get_memories(self, ids: Sequence[int]) -> list[Memory]: ...
+
+    def find_current_by_hash(self, scope: str, content_hash: str) -> Memory | None: ...
+
+    def update_memory(self, memory_id: int, changes: Mapping[str, Any]) -> None: ...
+
+    def increment(self, memory_id: int, counter: str, by: int = 1) -> None: ...
+
+    def filter_ids(self, filt: MemoryFilter, ids: Sequence[int]) -> set[int]: ...
+
+    def iter_memories(self) -> Iterator[Memory]: ...
+
+    def count_by(self, column: str, scopes: Sequence[str] | None) -> dict[str, int]: ...
+
+    # vectors
+    def put_vector(self, memory_id: int, identity: str, vector: Vector) -> None: ...
+
+    def delete_vector(self, memory_id: int) -> None: ...
+
+    def get_vectors(self, ids: Sequence[int], identity: str) -> dict[int, Vector]: ...
+
+    def nearest(
+        self, filt: MemoryFilter, identity: str, vector: Vector, k: int
+    ) -> list[tuple[int, float]]: ...
+
+    def vector_identities(self) -> dict[str, int]: ...
+
+    # lexical
+    def put_lexical(self, memory_id: int, doc: LexicalDoc) -> None: ...
+
+    def delete_lexical(self, memory_id: int) -> None: ...
+
+    def lexical_candidates(
+        self, filt: MemoryFilter, terms: Sequence[str], limit: int
+    ) -> list[LexicalRow]: ...
+
+    def lexical_stats(self, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats: ...
+
+    # whole-store copy (export/import, migrate)
+    def import_memory(self, memory: Memory) -> None: ...
+
+    def import_event(self, event: Event) -> None: ...
+
+    def iter_vectors(self) -> Iterator[tuple[int, str, Vector]]: ...
+
+    def size_bytes(self) -> int: ...

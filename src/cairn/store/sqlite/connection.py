@@ -1,0 +1,158 @@
+"""SQLite connections: one per thread, WAL, a busy timeout, explicit `BEGIN IMMEDIATE`.
+
+Python's sqlite3 module opens transactions implicitly and lazily, which lets two writers both
+read before either writes (the classic lost update in a dedup check). We run the connection in
+autocommit mode and open every write transaction ourselves with `BEGIN IMMEDIATE`, which takes
+the write lock up front; the busy timeout makes the second writer wait instead of failing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from cairn.errors import StoreBusy, StoreError
+from cairn.store.migrations import load_migrations
+
+
+class Connections:
+    def __init__(self, path: str, *, busy_timeout_ms: int) -> None:
+        self.path = path
+        self.busy_timeout_ms = busy_timeout_ms
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    def get(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._open()
+            self._local.conn = conn
+            self._local.depth = 0
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(
+                self.path,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=self.busy_timeout_ms / 1000,
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot open the store at {self.path}: {exc}. Check that the directory exists "
+                "and is writable, or set CAIRN_HOME to another location."
+            ) from exc
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if self.path != ":memory:":
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction; nested calls join the outermost one."""
+        conn = self.get()
+        depth: int = self._local.depth
+        if depth:
+            self._local.depth = depth + 1
+            try:
+                yield conn
+            finally:
+                self._local.depth = depth
+            return
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise _busy_or_error(exc, self.path) from exc
+        self._local.depth = 1
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                conn.execute("ROLLBACK")
+                raise _busy_or_error(exc, self.path) from exc
+        finally:
+            self._local.depth = 0
+
+    @property
+    def in_transaction(self) -> bool:
+        return bool(getattr(self._local, "depth", 0))
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()
+
+
+def _busy_or_error(exc: sqlite3.OperationalError, path: str) -> Exception:
+    if "locked" in str(exc) or "busy" in str(exc):
+        return StoreBusy(
+            f"the store at {path} stayed locked by another writer past the busy timeout; "
+            "retry, or raise CAIRN_BUSY_TIMEOUT_MS."
+        )
+    return StoreError(f"the store at {path} failed: {exc}")
+
+
+def migrate(connections: Connections) -> None:
+    """Apply the numbered migrations this code ships that the file has not recorded yet."""
+    conn = connections.get()
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    migrations = load_migrations("cairn.store.sqlite")
+    known = migrations[-1].version if migrations else 0
+    for migration in migrations:
+        with connections.transaction() as tx:
+            row = tx.execute("SELECT max(version) FROM schema_migrations").fetchone()
+            current = row[0] or 0
+            if current > known:
+                raise StoreError(
+                    f"the store at {connections.path} has schema version {current}, newer than "
+                    f"this cairn knows ({known}); upgrade cairn-memory."
+                )
+            if migration.version <= current:
+                continue
+            for statement in _statements(migration.sql):
+                tx.execute(statement)
+            tx.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, datetime.now(UTC).isoformat()),
+            )
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration into statements (executescript would commit our transaction)."""
+    statements: list[str] = []
+    buffer = ""
+    for line in sql.splitlines(keepends=True):
+        if line.lstrip().startswith("--"):
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements
+
+
+def ensure_parent(path: str) -> None:
+    if path != ":memory:" and not path.startswith("file:"):
+        Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)

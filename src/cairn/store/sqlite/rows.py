@@ -1,0 +1,155 @@
+"""Row <-> record conversion for the SQLite backend."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from typing import Any
+
+from cairn.models import Event, Memory, NewMemory
+from cairn.timeutil import from_micros, to_micros
+
+MEMORY_COLUMNS = (
+    "id, scope, type, content, summary, durability, weight, tags, reason, source_ref, pinned, "
+    "branch, session_id, source_event_id, diff_text, diff_files, error_trace, integration, "
+    "content_hash, written_at, occurred_at, until, replaces, replaced_by, status, confirmed, "
+    "cited, contradicted, evidence, last_cited_at, access_count, last_accessed_at"
+)
+EVENT_COLUMNS = "id, kind, scope, session_id, at, integration, memory_id, payload"
+
+_TIME_FIELDS = frozenset({"until", "last_cited_at", "last_accessed_at", "written_at", "occurred_at"})
+_JSON_FIELDS = frozenset({"tags", "evidence", "diff_files"})
+
+
+def _opt_time(value: int | None) -> Any:
+    return None if value is None else from_micros(value)
+
+
+def memory_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Memory:
+    (
+        mid, scope, mtype, content, summary, durability, weight, tags, reason, source_ref,
+        pinned, branch, session_id, source_event_id, diff_text, diff_files, error_trace,
+        integration, content_hash, written_at, occurred_at, until, replaces, replaced_by,
+        status, confirmed, cited, contradicted, evidence, last_cited_at, access_count,
+        last_accessed_at,
+    ) = row  # fmt: skip
+    return Memory(
+        id=mid,
+        scope=scope,
+        type=mtype,
+        content=content,
+        summary=summary,
+        durability=durability,
+        weight=weight,
+        tags=tuple(json.loads(tags)),
+        reason=reason,
+        source_ref=source_ref,
+        pinned=bool(pinned),
+        branch=branch,
+        session_id=session_id,
+        source_event_id=source_event_id,
+        diff_text=diff_text,
+        diff_files=tuple(json.loads(diff_files)),
+        error_trace=error_trace,
+        integration=integration,
+        content_hash=content_hash,
+        written_at=from_micros(written_at),
+        occurred_at=from_micros(occurred_at),
+        until=_opt_time(until),
+        replaces=replaces,
+        replaced_by=replaced_by,
+        status=status,
+        confirmed=confirmed,
+        cited=cited,
+        contradicted=contradicted,
+        evidence=json.loads(evidence),
+        last_cited_at=_opt_time(last_cited_at),
+        access_count=access_count,
+        last_accessed_at=_opt_time(last_accessed_at),
+    )
+
+
+def new_memory_params(m: NewMemory) -> dict[str, Any]:
+    return {
+        "scope": m.scope,
+        "type": m.type,
+        "content": m.content,
+        "summary": m.summary,
+        "durability": m.durability,
+        "weight": m.weight,
+        "tags": json.dumps(list(m.tags), ensure_ascii=False),
+        "reason": m.reason,
+        "source_ref": m.source_ref,
+        "pinned": int(m.pinned),
+        "branch": m.branch,
+        "session_id": m.session_id,
+        "source_event_id": m.source_event_id,
+        "diff_text": m.diff_text,
+        "diff_files": json.dumps(list(m.diff_files), ensure_ascii=False),
+        "error_trace": m.error_trace,
+        "integration": m.integration,
+        "content_hash": m.content_hash,
+        "written_at": to_micros(m.written_at),
+        "occurred_at": to_micros(m.occurred_at),
+        "replaces": m.replaces,
+    }
+
+
+def full_memory_params(m: Memory) -> dict[str, Any]:
+    params = new_memory_params(
+        NewMemory(
+            scope=m.scope, type=m.type, content=m.content, summary=m.summary,
+            durability=m.durability, weight=m.weight, tags=m.tags, reason=m.reason,
+            source_ref=m.source_ref, pinned=m.pinned, branch=m.branch,
+            session_id=m.session_id, source_event_id=m.source_event_id,
+            diff_text=m.diff_text, diff_files=m.diff_files, error_trace=m.error_trace,
+            integration=m.integration, content_hash=m.content_hash,
+            written_at=m.written_at, occurred_at=m.occurred_at, replaces=m.replaces,
+        )
+    )  # fmt: skip
+    params.update(
+        id=m.id,
+        until=encode_value("until", m.until),
+        replaced_by=m.replaced_by,
+        status=m.status,
+        confirmed=m.confirmed,
+        cited=m.cited,
+        contradicted=m.contradicted,
+        evidence=encode_value("evidence", m.evidence),
+        last_cited_at=encode_value("last_cited_at", m.last_cited_at),
+        access_count=m.access_count,
+        last_accessed_at=encode_value("last_accessed_at", m.last_accessed_at),
+    )
+    return params
+
+
+def encode_value(column: str, value: Any) -> Any:
+    """Encode one updatable column's value the way the schema stores it."""
+    if value is None:
+        return None
+    if column in _TIME_FIELDS:
+        return to_micros(value)
+    if column in _JSON_FIELDS:
+        return json.dumps(list(value) if column != "evidence" else dict(value), ensure_ascii=False)
+    if column == "pinned":
+        return int(value)
+    return value
+
+
+def event_from_row(row: tuple[Any, ...]) -> Event:
+    eid, kind, scope, session_id, at, integration, memory_id, payload = row
+    return Event(
+        id=eid,
+        kind=kind,
+        scope=scope,
+        session_id=session_id,
+        at=from_micros(at),
+        integration=integration,
+        memory_id=memory_id,
+        payload=json.loads(payload),
+    )
+
+
+def dump_payload(payload: Mapping[str, Any]) -> str:
+    return json.dumps(dict(payload), ensure_ascii=False, sort_keys=True, default=str)

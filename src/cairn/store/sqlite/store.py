@@ -1,0 +1,409 @@
+"""The SQLite backend: one file, WAL, FTS5 for lexical candidates, numpy for dense search."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+import numpy as np
+
+from cairn.embeddings.base import Vector
+from cairn.errors import InvalidInput
+from cairn.models import Event, Memory, NewEvent, NewMemory
+from cairn.store.base import (
+    COUNTER_FIELDS,
+    LEXICAL_FIELDS,
+    UPDATABLE_FIELDS,
+    LexicalDoc,
+    LexicalRow,
+    LexicalStats,
+    MemoryFilter,
+)
+from cairn.store.sqlite.connection import Connections, ensure_parent, migrate
+from cairn.store.sqlite.rows import (
+    EVENT_COLUMNS,
+    MEMORY_COLUMNS,
+    dump_payload,
+    encode_value,
+    event_from_row,
+    full_memory_params,
+    memory_from_row,
+    new_memory_params,
+)
+from cairn.store.sqlite.vectors import VectorIndex
+from cairn.timeutil import to_micros
+
+# Changing these columns changes what the dense filter admits, so the vector cache reloads.
+_FILTERED_COLUMNS = frozenset({"status", "until", "type", "occurred_at", "written_at"})
+_CHUNK = 500  # keeps `IN (...)` lists under SQLite's variable limit
+
+
+class SqliteStore:
+    backend = "sqlite"
+
+    def __init__(self, path: str, *, busy_timeout_ms: int = 30_000) -> None:
+        ensure_parent(path)
+        self._path = path
+        self._db = Connections(path, busy_timeout_ms=busy_timeout_ms)
+        self._vectors = VectorIndex()
+        migrate(self._db)
+
+    @property
+    def location(self) -> str:
+        return self._path
+
+    def close(self) -> None:
+        self._db.close()
+
+    def transaction(self) -> AbstractContextManager[None]:
+        return self._tx()
+
+    @contextmanager
+    def _tx(self) -> Iterator[None]:
+        with self._db.transaction():
+            yield
+
+    def _bump_epoch(self) -> None:
+        self._db.get().execute(
+            "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'epoch'"
+        )
+
+    # events -------------------------------------------------------------------------------
+    def add_event(self, event: NewEvent) -> int:
+        with self._db.transaction() as conn:
+            cur = conn.execute(
+                "INSERT INTO events (kind, scope, session_id, at, integration, memory_id, payload)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    event.kind,
+                    event.scope,
+                    event.session_id,
+                    to_micros(event.at),
+                    event.integration,
+                    event.memory_id,
+                    dump_payload(event.payload),
+                ),
+            )
+            return int(cur.lastrowid or 0)
+
+    def get_events(self, ids: Sequence[int]) -> list[Event]:
+        found: dict[int, Event] = {}
+        for chunk in _chunks(ids):
+            rows = self._db.get().execute(
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE id IN ({_marks(chunk)})", chunk
+            )
+            found.update((row[0], event_from_row(row)) for row in rows)
+        return [found[i] for i in ids if i in found]
+
+    def events_for_memory(self, memory_id: int, *, limit: int) -> list[Event]:
+        rows = self._db.get().execute(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE memory_id = ? ORDER BY id DESC LIMIT ?",
+            (memory_id, limit),
+        )
+        return [event_from_row(row) for row in rows]
+
+    def redact_events(self, memory_id: int, *, note: str) -> int:
+        with self._db.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE events SET payload = ? WHERE memory_id = ? AND kind != 'purge'",
+                (dump_payload({"redacted": note}), memory_id),
+            )
+            return cur.rowcount
+
+    def iter_events(self) -> Iterator[Event]:
+        rows = self._db.get().execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY id")
+        for row in rows.fetchall():
+            yield event_from_row(row)
+
+    # memories -----------------------------------------------------------------------------
+    def add_memory(self, memory: NewMemory) -> int:
+        params = new_memory_params(memory)
+        columns = ", ".join(params)
+        with self._db.transaction() as conn:
+            cur = conn.execute(
+                f"INSERT INTO memories ({columns}) VALUES ({_marks(list(params))})",
+                list(params.values()),
+            )
+            memory_id = int(cur.lastrowid or 0)
+            self._write_tags(memory_id, memory.tags)
+            return memory_id
+
+    def _write_tags(self, memory_id: int, tags: Sequence[str]) -> None:
+        conn = self._db.get()
+        conn.execute("DELETE FROM memory_tags WHERE memory_id = ?", (memory_id,))
+        conn.executemany(
+            "INSERT OR IGNORE INTO memory_tags (memory_id, tag) VALUES (?, ?)",
+            [(memory_id, tag) for tag in tags],
+        )
+
+    def get_memories(self, ids: Sequence[int]) -> list[Memory]:
+        found: dict[int, Memory] = {}
+        for chunk in _chunks(ids):
+            rows = self._db.get().execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({_marks(chunk)})", chunk
+            )
+            found.update((row[0], memory_from_row(row)) for row in rows)
+        return [found[i] for i in ids if i in found]
+
+    def find_current_by_hash(self, scope: str, content_hash: str) -> Memory | None:
+        row = (
+            self._db.get()
+            .execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ? AND content_hash = ? "
+                "AND until IS NULL AND status IN ('active', 'resting') ORDER BY id LIMIT 1",
+                (scope, content_hash),
+            )
+            .fetchone()
+        )
+        return None if row is None else memory_from_row(row)
+
+    def update_memory(self, memory_id: int, changes: Mapping[str, Any]) -> None:
+        unknown = set(changes) - UPDATABLE_FIELDS
+        if unknown:
+            raise InvalidInput(f"cannot update memory fields {sorted(unknown)}")
+        if not changes:
+            return
+        assignments = ", ".join(f"{column} = ?" for column in changes)
+        values = [encode_value(column, value) for column, value in changes.items()]
+        with self._db.transaction() as conn:
+            conn.execute(f"UPDATE memories SET {assignments} WHERE id = ?", (*values, memory_id))
+            if "tags" in changes:
+                self._write_tags(memory_id, list(changes["tags"]))
+            if _FILTERED_COLUMNS & set(changes):
+                self._bump_epoch()
+
+    def increment(self, memory_id: int, counter: str, by: int = 1) -> None:
+        if counter not in COUNTER_FIELDS:
+            raise InvalidInput(f"{counter} is not a counter; counters are {sorted(COUNTER_FIELDS)}")
+        with self._db.transaction() as conn:
+            conn.execute(
+                f"UPDATE memories SET {counter} = {counter} + ? WHERE id = ?", (by, memory_id)
+            )
+
+    def filter_ids(self, filt: MemoryFilter, ids: Sequence[int]) -> set[int]:
+        where, params = _filter_sql(filt)
+        allowed: set[int] = set()
+        for chunk in _chunks(ids):
+            rows = self._db.get().execute(
+                f"SELECT m.id FROM memories m WHERE {where} AND m.id IN ({_marks(chunk)})",
+                (*params, *chunk),
+            )
+            allowed.update(row[0] for row in rows)
+        return allowed
+
+    def iter_memories(self) -> Iterator[Memory]:
+        rows = self._db.get().execute(f"SELECT {MEMORY_COLUMNS} FROM memories ORDER BY id")
+        for row in rows.fetchall():
+            yield memory_from_row(row)
+
+    def count_by(self, column: str, scopes: Sequence[str] | None) -> dict[str, int]:
+        if column not in {"type", "status", "scope", "durability"}:
+            raise InvalidInput(f"cannot count memories by {column}")
+        sql = f"SELECT {column}, count(*) FROM memories"
+        params: tuple[str, ...] = ()
+        if scopes is not None:
+            sql += f" WHERE scope IN ({_marks(list(scopes))})"
+            params = tuple(scopes)
+        rows = self._db.get().execute(sql + f" GROUP BY {column}", params)
+        return {str(key): int(count) for key, count in rows}
+
+    # vectors ------------------------------------------------------------------------------
+    def put_vector(self, memory_id: int, identity: str, vector: Vector) -> None:
+        blob = np.asarray(vector, dtype=np.float32).tobytes()
+        with self._db.transaction() as conn:
+            existed = conn.execute(
+                "SELECT 1 FROM vectors WHERE memory_id = ?", (memory_id,)
+            ).fetchone()
+            conn.execute(
+                "INSERT OR REPLACE INTO vectors (memory_id, identity, dims, vector) "
+                "VALUES (?, ?, ?, ?)",
+                (memory_id, identity, int(vector.shape[0]), blob),
+            )
+            newest = conn.execute("SELECT max(memory_id) FROM vectors").fetchone()[0]
+            # Caches append by ascending id; anything else must make them reload.
+            if existed or memory_id < newest:
+                self._bump_epoch()
+
+    def delete_vector(self, memory_id: int) -> None:
+        with self._db.transaction() as conn:
+            conn.execute("DELETE FROM vectors WHERE memory_id = ?", (memory_id,))
+            self._bump_epoch()
+
+    def get_vectors(self, ids: Sequence[int], identity: str) -> dict[int, Vector]:
+        found: dict[int, Vector] = {}
+        for chunk in _chunks(ids):
+            rows = self._db.get().execute(
+                f"SELECT memory_id, vector FROM vectors WHERE identity = ? "
+                f"AND memory_id IN ({_marks(chunk)})",
+                (identity, *chunk),
+            )
+            for memory_id, blob in rows:
+                found[memory_id] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def nearest(
+        self, filt: MemoryFilter, identity: str, vector: Vector, k: int
+    ) -> list[tuple[int, float]]:
+        allowed = self._tagged_ids(filt) if filt.tags is not None else None
+        return self._vectors.nearest(self._db.get(), filt, identity, vector, k, allowed)
+
+    def _tagged_ids(self, filt: MemoryFilter) -> set[int]:
+        tags = list(filt.tags or ())
+        rows = self._db.get().execute(
+            f"SELECT memory_id FROM memory_tags WHERE tag IN ({_marks(tags)})", tags
+        )
+        return {row[0] for row in rows}
+
+    def vector_identities(self) -> dict[str, int]:
+        rows = self._db.get().execute("SELECT identity, count(*) FROM vectors GROUP BY identity")
+        return {identity: int(count) for identity, count in rows}
+
+    # lexical ------------------------------------------------------------------------------
+    def put_lexical(self, memory_id: int, doc: LexicalDoc) -> None:
+        fields = [doc.field(name) for name in LEXICAL_FIELDS]
+        lengths = [len(text.split()) for text in fields]
+        with self._db.transaction() as conn:
+            conn.execute("DELETE FROM lexical WHERE rowid = ?", (memory_id,))
+            conn.execute(
+                "INSERT INTO lexical (rowid, content, tags, source_ref, reason) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (memory_id, *fields),
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO lexical_lengths "
+                "(memory_id, content, tags, source_ref, reason) VALUES (?, ?, ?, ?, ?)",
+                (memory_id, *lengths),
+            )
+
+    def delete_lexical(self, memory_id: int) -> None:
+        with self._db.transaction() as conn:
+            conn.execute("DELETE FROM lexical WHERE rowid = ?", (memory_id,))
+            conn.execute("DELETE FROM lexical_lengths WHERE memory_id = ?", (memory_id,))
+
+    def lexical_candidates(
+        self, filt: MemoryFilter, terms: Sequence[str], limit: int
+    ) -> list[LexicalRow]:
+        if not terms:
+            return []
+        where, params = _filter_sql(filt)
+        rows = self._db.get().execute(
+            "SELECT lexical.rowid, lexical.content, lexical.tags, lexical.source_ref, "
+            "lexical.reason FROM lexical JOIN memories m ON m.id = lexical.rowid "
+            f"WHERE lexical MATCH ? AND {where} ORDER BY lexical.rank LIMIT ?",
+            (_match_expression(terms), *params, limit),
+        )
+        return [LexicalRow(row[0], LexicalDoc(*row[1:])) for row in rows]
+
+    def lexical_stats(self, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats:
+        where, params = _filter_sql(filt)
+        conn = self._db.get()
+        averages = conn.execute(
+            "SELECT count(*), avg(l.content), avg(l.tags), avg(l.source_ref), avg(l.reason) "
+            f"FROM lexical_lengths l JOIN memories m ON m.id = l.memory_id WHERE {where}",
+            params,
+        ).fetchone()
+        frequencies: dict[str, int] = {}
+        for term in dict.fromkeys(terms):
+            frequencies[term] = conn.execute(
+                "SELECT count(*) FROM lexical JOIN memories m ON m.id = lexical.rowid "
+                f"WHERE lexical MATCH ? AND {where}",
+                (_match_expression([term]), *params),
+            ).fetchone()[0]
+        return LexicalStats(
+            doc_count=int(averages[0]),
+            document_frequency=frequencies,
+            average_length={
+                name: float(value or 0.0)
+                for name, value in zip(LEXICAL_FIELDS, averages[1:], strict=True)
+            },
+        )
+
+    # whole-store copy ---------------------------------------------------------------------
+    def import_memory(self, memory: Memory) -> None:
+        params = full_memory_params(memory)
+        with self._db.transaction() as conn:
+            conn.execute(
+                f"INSERT INTO memories ({', '.join(params)}) VALUES ({_marks(list(params))})",
+                list(params.values()),
+            )
+            self._write_tags(memory.id, memory.tags)
+            self._bump_epoch()
+
+    def import_event(self, event: Event) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    event.id,
+                    event.kind,
+                    event.scope,
+                    event.session_id,
+                    to_micros(event.at),
+                    event.integration,
+                    event.memory_id,
+                    dump_payload(event.payload),
+                ),
+            )
+
+    def iter_vectors(self) -> Iterator[tuple[int, str, Vector]]:
+        rows = self._db.get().execute(
+            "SELECT memory_id, identity, vector FROM vectors ORDER BY memory_id"
+        )
+        for memory_id, identity, blob in rows.fetchall():
+            yield memory_id, identity, np.frombuffer(blob, dtype=np.float32)
+
+    def size_bytes(self) -> int:
+        total = 0
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                total += os.path.getsize(self._path + suffix)
+            except OSError:
+                continue
+        return total
+
+
+def _filter_sql(filt: MemoryFilter) -> tuple[str, tuple[Any, ...]]:
+    clauses = [f"m.scope IN ({_marks(list(filt.scopes))})"]
+    params: list[Any] = list(filt.scopes)
+    if filt.as_of is None:
+        clauses.append(f"m.status IN ({_marks(list(filt.statuses))}) AND m.until IS NULL")
+        params.extend(filt.statuses)
+    else:
+        moment = to_micros(filt.as_of)
+        clauses.append(
+            "m.status != 'purged' AND m.written_at <= ? AND (m.until IS NULL OR m.until > ?)"
+        )
+        params.extend([moment, moment])
+    if filt.types is not None:
+        clauses.append(f"m.type IN ({_marks(list(filt.types))})")
+        params.extend(filt.types)
+    if filt.tags is not None:
+        clauses.append(
+            "m.id IN (SELECT memory_id FROM memory_tags "
+            f"WHERE tag IN ({_marks(list(filt.tags))}))"
+        )
+        params.extend(filt.tags)
+    if filt.since is not None:
+        clauses.append("m.occurred_at >= ?")
+        params.append(to_micros(filt.since))
+    if filt.until is not None:
+        clauses.append("m.occurred_at <= ?")
+        params.append(to_micros(filt.until))
+    return " AND ".join(clauses), tuple(params)
+
+
+def _match_expression(terms: Sequence[str]) -> str:
+    # Terms are analysed words; quoting keeps FTS5 from reading any of them as operators.
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in dict.fromkeys(terms))
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ", ".join("?" for _ in values)
+
+
+def _chunks(ids: Sequence[int]) -> Iterator[list[int]]:
+    items = list(ids)
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]

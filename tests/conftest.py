@@ -1,0 +1,63 @@
+"""Shared fixtures: real stores in temporary directories, a deterministic embedder, a clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from cairn import Cairn
+from cairn.config import Settings
+from cairn.embeddings.hashing import HashingEmbedder
+
+
+class FakeClock:
+    """A clock tests move by hand; every call returns the current instant."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.now = start or datetime(2026, 8, 1, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> datetime:
+        self.now += timedelta(**delta)
+        return self.now
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(home=tmp_path / "home", embedder="hashing")
+
+
+@pytest.fixture
+def embedder() -> HashingEmbedder:
+    return HashingEmbedder()
+
+
+@pytest.fixture
+def store_location(tmp_path: Path) -> str:
+    return str(tmp_path / "memory.db")
+
+
+@pytest.fixture
+def mem(
+    store_location: str,
+    settings: Settings,
+    embedder: HashingEmbedder,
+    clock: FakeClock,
+    tmp_path: Path,
+) -> Iterator[Cairn]:
+    with Cairn.open(
+        store_location, settings=settings, embedder=embedder, clock=clock, cwd=tmp_path
+    ) as opened:
+        yield opened
+
+
