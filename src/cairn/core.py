@@ -29,16 +29,17 @@ from cairn.models import (
 )
 from cairn.ranking.recall import RecallQuery, Scored, retrieve
 from cairn.remember import build_claim, embed_claims, remember_batch, store_claim, validate_type
-from cairn.scope import resolve_scope, visible_scopes
+from cairn.scope import visible_scopes
 from cairn.store import MemoryFilter, Store, open_store
 from cairn.tags import normalise_tags
 from cairn.timeutil import Clock, parse_when, system_clock
+from cairn.toolbase import ToolBase
 
 MAX_LIMIT = 25
 CONTENT_PREVIEW = 500
 
 
-class Cairn:
+class Cairn(ToolBase):
     """Long-term memory for agents. `Cairn.open()` gives one on the default embedded store."""
 
     def __init__(
@@ -101,13 +102,6 @@ class Cairn:
     @property
     def embedder(self) -> Embedder:
         return self._ctx.embedder
-
-    def _default_cwd(self) -> Path:
-        return self._cwd or Path.cwd()
-
-    def scope_for(self, scope: str | None = None, cwd: str | Path | None = None) -> str:
-        """The scope a call with these arguments would use."""
-        return resolve_scope(scope, cwd, default_cwd=self._default_cwd())
 
     # remember ----------------------------------------------------------------------------
     def remember(

@@ -29,6 +29,6 @@ def load_migrations(package: str) -> list[Migration]:
             found.append(Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8")))
     found.sort(key=lambda m: m.version)
     versions = [m.version for m in found]
-    if versions != list(range(1, len(versions) + 1)):
-        raise RuntimeError(f"migrations in {package} are not numbered 1..n: {versions}")
+    if len(set(versions)) != len(versions):
+        raise RuntimeError(f"migrations in {package} share a number: {versions}")
     return found
