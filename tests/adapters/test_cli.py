@@ -100,7 +100,7 @@ def test_export_import_via_files(run, tmp_path: Path, monkeypatch: pytest.Monkey
     assert run("export", str(dump)).exit_code == 0
     monkeypatch.setenv("CAIRN_HOME", str(tmp_path / "other"))
     out = run("import", str(dump))
-    assert out.exit_code == 0 and "1 memorys" not in out.output and "imported" in out.output
+    assert out.exit_code == 0 and "imported 1 memories" in out.output
     shown = json.loads(run("show", ref, "--scope", SCOPE, "--json").output)
     assert shown["records"][0]["memory"]["content"] == "Exports are JSON Lines."
     again = run("import", str(dump))

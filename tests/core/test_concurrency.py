@@ -1,8 +1,9 @@
-"""Many agent processes on one store file: no write lost, no error surfaced."""
+"""Many agent processes on one store file: no write lost, no error surfaced to any caller."""
 
 from __future__ import annotations
 
-import multiprocessing
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,35 +15,46 @@ PROCESSES = 4
 WRITES = 200
 SCOPE = "project:example/concurrency"
 
+# Each worker is a separate Python process, as separate agents would be.
+WORKER = """
+import random, sys
+from cairn import Cairn
+from cairn.embeddings.hashing import HashingEmbedder
+path, worker, writes, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+with Cairn.open(path, embedder=HashingEmbedder()) as mem:
+    for i in range(writes):
+        if mode == "distinct":
+            rng = random.Random(worker * 100_000 + i)
+            words = [rng.choice("abcdefghijklmnopqrstuvwxyz") * rng.randint(2, 3) +
+                     rng.choice(["on", "ex", "ar", "ul", "im"]) + str(rng.randint(0, 999))
+                     for _ in range(12)]
+            text = f"Worker {worker} note {i}: " + " ".join(words) + "."
+        else:
+            text = "Everyone agrees the build uses Bazel."
+        mem.remember(text, type="fact", scope=%r)
+""" % SCOPE
 
-def writer(path: str, worker: int, failures: "multiprocessing.Queue[str]") -> None:
-    try:
-        with Cairn.open(path, embedder=HashingEmbedder()) as mem:
-            for i in range(WRITES):
-                mem.remember(
-                    f"Worker {worker} observation number {i}: queue depth was {worker * 1000 + i}.",
-                    type="fact", scope=SCOPE,
-                )  # fmt: skip
-    except BaseException as exc:  # noqa: BLE001 - report anything to the parent
-        failures.put(f"worker {worker}: {type(exc).__name__}: {exc}")
+
+def run_workers(path: str, writes: int, mode: str) -> None:
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, path, str(w), str(writes), mode],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        for w in range(PROCESSES)
+    ]
+    errors = []
+    for proc in procs:
+        _, err = proc.communicate(timeout=900)
+        if proc.returncode != 0:
+            errors.append(err)
+    assert errors == []
 
 
 @pytest.mark.slow
 def test_four_processes_two_hundred_writes_each(tmp_path: Path) -> None:
     path = str(tmp_path / "shared.db")
-    Cairn.open(path, embedder=HashingEmbedder()).close()  # create the schema once
-    ctx = multiprocessing.get_context("spawn")
-    failures: multiprocessing.Queue[str] = ctx.Queue()
-    procs = [ctx.Process(target=writer, args=(path, w, failures)) for w in range(PROCESSES)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(timeout=600)
-    errors = []
-    while not failures.empty():
-        errors.append(failures.get())
-    assert errors == []
-    assert all(p.exitcode == 0 for p in procs)
+    run_workers(path, WRITES, "distinct")
     with Cairn.open(path, embedder=HashingEmbedder()) as mem:
         memories = list(mem.store.iter_memories())
         assert len(memories) == PROCESSES * WRITES
@@ -54,23 +66,9 @@ def test_four_processes_two_hundred_writes_each(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_concurrent_identical_claims_create_one_memory(tmp_path: Path) -> None:
     path = str(tmp_path / "race.db")
-    Cairn.open(path, embedder=HashingEmbedder()).close()
-    ctx = multiprocessing.get_context("spawn")
-    failures: multiprocessing.Queue[str] = ctx.Queue()
-    procs = [ctx.Process(target=same_claim, args=(path, failures)) for _ in range(PROCESSES)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(timeout=300)
-    assert failures.empty()
+    run_workers(path, 20, "same")
     with Cairn.open(path, embedder=HashingEmbedder()) as mem:
         assert len(list(mem.store.iter_memories())) == 1
-
-
-def same_claim(path: str, failures: "multiprocessing.Queue[str]") -> None:
-    try:
-        with Cairn.open(path, embedder=HashingEmbedder()) as mem:
-            for _ in range(20):
-                mem.remember("Everyone agrees the build uses Bazel.", type="fact", scope=SCOPE)
-    except BaseException as exc:  # noqa: BLE001
-        failures.put(f"{type(exc).__name__}: {exc}")
+        dispositions = [e.payload["disposition"] for e in mem.store.iter_events()]
+        assert dispositions.count("created") == 1
+        assert dispositions.count("matched") == PROCESSES * 20 - 1

@@ -272,7 +272,10 @@ def import_cmd(ctx: click.Context, path: str) -> None:
         else:
             with open(path, encoding="utf-8") as source:
                 counts = mem.import_(source)
-    click.echo(", ".join(f"{n} {kind}s" for kind, n in counts.items()) + " imported")
+    click.echo(
+        f"imported {counts['memory']} memories, {counts['event']} events, "
+        f"{counts['vector']} vectors"
+    )
 
 
 @main.command()
