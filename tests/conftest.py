@@ -59,5 +59,3 @@ def mem(
         store_location, settings=settings, embedder=embedder, clock=clock, cwd=tmp_path
     ) as opened:
         yield opened
-
-

@@ -14,11 +14,28 @@ def test_all_names_exist_and_are_sorted() -> None:
 
 def test_public_api_is_exactly_this() -> None:
     assert set(cairn.__all__) == {
-        "MEMORY_TYPES", "BatchItem", "Cairn", "CairnError", "Conflict", "EmbedderUnavailable",
-        "GetResult", "Hit", "InvalidInput", "InvalidRef", "InvalidScope", "Memory",
-        "MemoryRecord", "NotFound", "RecallResult", "Refused", "RememberResult", "Settings",
-        "StoreBusy", "StoreError", "UnknownType",
-    }  # fmt: skip
+        "MEMORY_TYPES",
+        "BatchItem",
+        "Cairn",
+        "CairnError",
+        "Conflict",
+        "EmbedderUnavailable",
+        "GetResult",
+        "Hit",
+        "InvalidInput",
+        "InvalidRef",
+        "InvalidScope",
+        "Memory",
+        "MemoryRecord",
+        "NotFound",
+        "RecallResult",
+        "Refused",
+        "RememberResult",
+        "Settings",
+        "StoreBusy",
+        "StoreError",
+        "UnknownType",
+    }
 
 
 def test_import_has_no_side_effects() -> None:

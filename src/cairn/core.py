@@ -13,7 +13,6 @@ from types import TracebackType
 from typing import IO, Any
 
 from cairn import exchange, history
-from cairn.stats import store_stats
 from cairn.config import Settings
 from cairn.context import Context
 from cairn.embeddings.base import Embedder
@@ -30,6 +29,7 @@ from cairn.models import (
 from cairn.ranking.recall import RecallQuery, Scored, retrieve
 from cairn.remember import build_claim, embed_claims, remember_batch, store_claim, validate_type
 from cairn.scope import visible_scopes
+from cairn.stats import store_stats
 from cairn.store import MemoryFilter, Store, open_store
 from cairn.tags import normalise_tags
 from cairn.timeutil import Clock, parse_when, system_clock
@@ -108,7 +108,7 @@ class Cairn(ToolBase):
         self,
         content: str,
         *,
-        type: str,  # noqa: A002 - the tools' field name
+        type: str,
         scope: str | None = None,
         cwd: str | Path | None = None,
         tags: Sequence[str] | None = None,

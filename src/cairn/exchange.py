@@ -35,8 +35,9 @@ def export_lines(store: Store) -> Iterator[str]:
         yield _dump({"record": "event", **_event_dict(event)})
     for memory_id, identity, vector in store.iter_vectors():
         blob = base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii")
-        yield _dump({"record": "vector", "memory_id": memory_id, "identity": identity,
-                     "vector": blob})  # fmt: skip
+        yield _dump(
+            {"record": "vector", "memory_id": memory_id, "identity": identity, "vector": blob}
+        )
 
 
 def export_to(store: Store, out: IO[str]) -> int:

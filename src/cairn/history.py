@@ -9,6 +9,7 @@ refs cannot be used to probe other scopes.
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 from cairn.context import Context
 from cairn.embeddings.base import Vector
 from cairn.errors import Conflict, InvalidInput, NotFound
@@ -71,17 +72,34 @@ def _write_correction(
     with store.transaction():
         new_id = store.add_memory(
             NewMemory(
-                scope=old.scope, type=old.type, content=content, summary=summarise(content),
-                durability=old.durability, weight=old.weight, tags=old.tags, reason=reason,
-                source_ref=old.source_ref, pinned=old.pinned, branch=old.branch,
-                session_id=old.session_id, source_event_id=None, diff_text=None, diff_files=(),
-                error_trace=None, integration=ctx.integration,
-                content_hash=content_hash(content), written_at=now, occurred_at=now,
+                scope=old.scope,
+                type=old.type,
+                content=content,
+                summary=summarise(content),
+                durability=old.durability,
+                weight=old.weight,
+                tags=old.tags,
+                reason=reason,
+                source_ref=old.source_ref,
+                pinned=old.pinned,
+                branch=old.branch,
+                session_id=old.session_id,
+                source_event_id=None,
+                diff_text=None,
+                diff_files=(),
+                error_trace=None,
+                integration=ctx.integration,
+                content_hash=content_hash(content),
+                written_at=now,
+                occurred_at=now,
                 replaces=old.id,
             )
-        )  # fmt: skip
-        payload = {"content": content[: ctx.settings.event_payload_chars], "reason": reason,
-                   "replaces": old.ref}  # fmt: skip
+        )
+        payload = {
+            "content": content[: ctx.settings.event_payload_chars],
+            "reason": reason,
+            "replaces": old.ref,
+        }
         event_id = store.add_event(
             NewEvent("correct", old.scope, None, now, ctx.integration, new_id, payload)
         )
@@ -89,9 +107,7 @@ def _write_correction(
         store.update_memory(old.id, {"until": now, "replaced_by": new_id})
         store.put_vector(new_id, ctx.embedder.identity, vector)
         index_memory(store, new_id, content, old.tags, old.source_ref, reason)
-    return RememberResult(
-        memory_ref(new_id), "created", old.type, old.scope, event_ref(event_id)
-    )
+    return RememberResult(memory_ref(new_id), "created", old.type, old.scope, event_ref(event_id))
 
 
 def forget(ctx: Context, ref: str, reason: str, scope: str) -> Memory:
@@ -103,9 +119,10 @@ def forget(ctx: Context, ref: str, reason: str, scope: str) -> Memory:
     with ctx.store.transaction():
         ctx.store.update_memory(memory.id, {"status": "retired", "until": now})
         ctx.store.add_event(
-            NewEvent("forget", memory.scope, None, now, ctx.integration, memory.id,
-                     {"reason": reason})
-        )  # fmt: skip
+            NewEvent(
+                "forget", memory.scope, None, now, ctx.integration, memory.id, {"reason": reason}
+            )
+        )
     return ctx.store.get_memories([memory.id])[0]
 
 
@@ -134,9 +151,10 @@ def purge(ctx: Context, ref: str, scope: str) -> str:
         ctx.store.delete_lexical(memory.id)
         ctx.store.redact_events(memory.id, note=f"purged {memory.ref}")
         event_id = ctx.store.add_event(
-            NewEvent("purge", memory.scope, None, now, ctx.integration, memory.id,
-                     {"purged": memory.ref})
-        )  # fmt: skip
+            NewEvent(
+                "purge", memory.scope, None, now, ctx.integration, memory.id, {"purged": memory.ref}
+            )
+        )
     return event_ref(event_id)
 
 
@@ -186,4 +204,3 @@ def _chain(ctx: Context, memory: Memory, *, backwards: bool) -> list[HistoryEntr
 
 def _entry(memory: Memory) -> HistoryEntry:
     return HistoryEntry(memory.ref, memory.summary, memory.written_at, memory.until)
-

@@ -180,6 +180,14 @@ class BatchItem:
 
 
 @dataclass(frozen=True, slots=True)
+class RememberBatch:
+    """The batch form of a typed remember: one result per item, in the items' order."""
+
+    results: tuple[BatchItem, ...]
+    ok: bool = True  # the call itself succeeded; each item says whether it did
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
     """One line of a recall answer."""
 
@@ -197,10 +205,81 @@ class Hit:
     pathway: str = "direct"
     occurred_at: datetime | None = None
     explain: Mapping[str, float] | None = None
+    provenance: Provenance | None = None
+    via: str | None = None  # for pathway "associated": the direct hit it was reached from
 
     @property
     def memory_id(self) -> str:
         return self.ref
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a memory came from: the call that wrote it and the client that made the call."""
+
+    source_kind: str
+    integration: str | None
+    integration_version: str | None = None
+    origin_scope: str | None = None  # set only when the memory lives in another scope
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceRecord:
+    """A raw source record under a recalled memory: an event (`evt_N`) or an episode (`ep_N`).
+
+    `content` and `truncated` are filled only when a recall asks for `evidence="full"`.
+    """
+
+    evidence_id: str
+    source_kind: str  # event | episode
+    recorded_at: datetime
+    occurred_at: datetime
+    source_ref: Mapping[str, Any]
+    supports: tuple[str, ...]  # the memory refs it underlies
+    content: str | None = None
+    truncated: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProcedureEvidence:
+    """Use and effect tallies accumulated from feedback on a procedure."""
+
+    used: int = 0
+    not_used: int = 0
+    helped: int = 0
+    no_effect: int = 0
+    harmed: int = 0
+    unknown: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Contribution:
+    """One observed outcome of a procedure: captured at a commit or used in a later session."""
+
+    effect: str
+    contribution: str  # captured | used
+    outcome: str
+    outcome_summary: str
+    occurred_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ProcedureHit:
+    """A procedure as recall and activate return it: evidence from past work, not an order."""
+
+    procedure_id: str
+    goal: str
+    summary: str
+    context: Mapping[str, Any]
+    steps: tuple[str, ...]
+    caveats: tuple[str, ...]
+    outcome: str
+    outcome_summary: str
+    evidence: ProcedureEvidence
+    contributions: tuple[Contribution, ...]
+    scope: str
+    score: float = 0.0
+    explain: Mapping[str, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +289,16 @@ class RecallResult:
     scope: str
     hits: tuple[Hit, ...]
     as_of: datetime | None = None
+    procedures: tuple[ProcedureHit, ...] = ()
+    evidence: tuple[EvidenceRecord, ...] = ()
+    evidence_mode: str = "references"
+    evidence_truncated: bool = False
+    session_id: str | None = None
+
+    @property
+    def memories(self) -> tuple[Hit, ...]:
+        """The seeds' name for the hits: direct ones first, then associated ones."""
+        return self.hits
 
     @property
     def refs(self) -> list[str]:

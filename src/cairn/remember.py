@@ -17,6 +17,7 @@ from typing import Any
 from cairn.context import Context
 from cairn.embeddings.base import MAX_EMBED_CHARS, Vector, fit_dimensions
 from cairn.errors import CairnError, InvalidInput, UnknownType
+from cairn.indexing import index_memory
 from cairn.models import (
     DURABILITIES,
     MEMORY_TYPES,
@@ -27,7 +28,6 @@ from cairn.models import (
     RememberResult,
     default_durability,
 )
-from cairn.indexing import index_memory
 from cairn.refs import event_ref, memory_ref
 from cairn.refusal import check_content, check_no_secrets
 from cairn.scope import current_branch, resolve_scope
@@ -40,11 +40,26 @@ _BOOST_STEP = 0.05
 
 REMEMBER_FIELDS = frozenset(
     {
-        "content", "type", "scope", "cwd", "tags", "reason", "source_ref", "summary", "weight",
-        "durability", "pinned", "occurred_at", "diff_text", "diff_files", "error_trace",
-        "session_id", "used", "embedding",
+        "content",
+        "type",
+        "scope",
+        "cwd",
+        "tags",
+        "reason",
+        "source_ref",
+        "summary",
+        "weight",
+        "durability",
+        "pinned",
+        "occurred_at",
+        "diff_text",
+        "diff_files",
+        "error_trace",
+        "session_id",
+        "used",
+        "embedding",
     }
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,9 +240,13 @@ def store_claim(ctx: Context, claim: Claim, vector: Vector, *, dedup: bool) -> R
                 memory_id, disposition, similarity = found
                 event_id = _record(ctx, claim, memory_id, disposition, now)
                 return RememberResult(
-                    memory_ref(memory_id), disposition, claim.type, claim.scope,
-                    event_ref(event_id), similarity,
-                )  # fmt: skip
+                    memory_ref(memory_id),
+                    disposition,
+                    claim.type,
+                    claim.scope,
+                    event_ref(event_id),
+                    similarity,
+                )
         memory_id = store.add_memory(_new_memory(ctx, claim, now))
         event_id = _record(ctx, claim, memory_id, "created", now)
         store.update_memory(memory_id, {"source_event_id": event_id})
@@ -296,7 +315,9 @@ def _record(ctx: Context, claim: Claim, memory_id: int, disposition: str, now: d
         "disposition": disposition,
     }
     return ctx.store.add_event(
-        NewEvent("remember", claim.scope, claim.session_id, now, ctx.integration, memory_id, payload)
+        NewEvent(
+            "remember", claim.scope, claim.session_id, now, ctx.integration, memory_id, payload
+        )
     )
 
 
@@ -317,7 +338,9 @@ def remember_batch(
         vectors = embed_claims(ctx, [claim for _, claim in claims])
         for (index, claim), vector in zip(claims, vectors, strict=True):
             try:
-                results[index] = BatchItem(index, True, store_claim(ctx, claim, vector, dedup=dedup))
+                results[index] = BatchItem(
+                    index, True, store_claim(ctx, claim, vector, dedup=dedup)
+                )
             except CairnError as exc:
                 results[index] = _failed(index, exc)
     return [r for r in results if r is not None]

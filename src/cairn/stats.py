@@ -16,6 +16,9 @@ def store_stats(store: Store, scopes: tuple[str, ...] | None) -> dict[str, Any]:
         "by_status": by_status,
         "by_scope": store.count_by("scope", scope_list),
         "vectors": store.vector_identities(),
-        "store": {"backend": store.backend, "location": store.location,
-                  "size_bytes": store.size_bytes()},
-    }  # fmt: skip
+        "store": {
+            "backend": store.backend,
+            "location": store.location,
+            "size_bytes": store.size_bytes(),
+        },
+    }

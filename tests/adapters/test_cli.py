@@ -23,7 +23,7 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-unt
     monkeypatch.delenv("CAIRN_URL", raising=False)
     runner = CliRunner()
 
-    def invoke(*args: str, input: str | None = None):  # type: ignore[no-untyped-def]  # noqa: A002
+    def invoke(*args: str, input: str | None = None):  # type: ignore[no-untyped-def]
         return runner.invoke(main, list(args), input=input, catch_exceptions=False)
 
     return invoke
@@ -54,8 +54,16 @@ def test_recall_empty_says_so(run) -> None:  # type: ignore[no-untyped-def]
 def test_show_correct_forget_purge(run) -> None:  # type: ignore[no-untyped-def]
     ref = remember(run, "The API rate limit is 100 requests per minute.")
     new = json.loads(
-        run("correct", ref, "The API rate limit is 200 requests per minute.", "--reason",
-            "raised in v2", "--scope", SCOPE, "--json").output  # fmt: skip
+        run(
+            "correct",
+            ref,
+            "The API rate limit is 200 requests per minute.",
+            "--reason",
+            "raised in v2",
+            "--scope",
+            SCOPE,
+            "--json",
+        ).output
     )["memory_id"]
     shown = json.loads(run("show", ref, new, "mem_999", "--scope", SCOPE, "--json").output)
     assert [r["ref"] for r in shown["records"]] == [ref, new]
@@ -120,7 +128,10 @@ def test_installed_console_script_exits_2_on_error(tmp_path: Path) -> None:
     env = {**os.environ, "CAIRN_HOME": str(tmp_path), "CAIRN_EMBEDDER": "hashing"}
     script = Path(sys.executable).parent / "cairn"
     proc = subprocess.run(
-        [str(script), "recall", "   ", "--scope", SCOPE], env=env, capture_output=True, text=True,
+        [str(script), "recall", "   ", "--scope", SCOPE],
+        env=env,
+        capture_output=True,
+        text=True,
         check=False,
     )
     assert proc.returncode == 2

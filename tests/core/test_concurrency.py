@@ -31,16 +31,18 @@ with Cairn.open(path, embedder=HashingEmbedder()) as mem:
             text = f"Worker {worker} note {i}: " + " ".join(words) + "."
         else:
             text = "Everyone agrees the build uses Bazel."
-        mem.remember(text, type="fact", scope=%r)
-""" % SCOPE
+        mem.remember(text, type="fact", scope="SCOPE_VALUE")
+""".replace("SCOPE_VALUE", SCOPE)
 
 
 def run_workers(path: str, writes: int, mode: str) -> None:
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", WORKER, path, str(w), str(writes), mode],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for w in range(PROCESSES)
     ]
     errors = []

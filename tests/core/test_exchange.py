@@ -33,8 +33,14 @@ def build(mem: Cairn, contents: list[str], corrections: list[str]) -> None:
     for i, content in enumerate(contents):
         try:
             refs.append(
-                mem.remember(content, type="fact", scope=SCOPE, tags=[f"t{i}"], reason=content[:50],
-                             dedup=False).memory_id  # fmt: skip
+                mem.remember(
+                    content,
+                    type="fact",
+                    scope=SCOPE,
+                    tags=[f"t{i}"],
+                    reason=content[:50],
+                    dedup=False,
+                ).memory_id
             )
         except Refused:  # generated text that looks like a secret is refused by design
             continue
@@ -49,9 +55,13 @@ def build(mem: Cairn, contents: list[str], corrections: list[str]) -> None:
         mem.purge(refs[0], scope=SCOPE)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(contents=st.lists(texts, min_size=1, max_size=5), corrections=st.lists(texts, max_size=2))
-def test_export_import_round_trip(tmp_path: Path, contents: list[str], corrections: list[str]) -> None:
+def test_export_import_round_trip(
+    tmp_path: Path, contents: list[str], corrections: list[str]
+) -> None:
     workdir = Path(tmp_path) / str(abs(hash((tuple(contents), tuple(corrections)))))
     workdir.mkdir()
     embedder = HashingEmbedder()
@@ -74,9 +84,10 @@ def test_imported_store_answers_recall_like_the_original(mem: Cairn, tmp_path: P
     mem.export(buffer)
     with Cairn.open(tmp_path / "copy.db", embedder=HashingEmbedder(), cwd=tmp_path) as copy:
         copy.import_(io.StringIO(buffer.getvalue()))
-        assert copy.recall("release train", scope=SCOPE).refs == mem.recall(
-            "release train", scope=SCOPE
-        ).refs
+        assert (
+            copy.recall("release train", scope=SCOPE).refs
+            == mem.recall("release train", scope=SCOPE).refs
+        )
         fresh = copy.remember("A new claim after import.", type="fact", scope=SCOPE)
         assert int(fresh.memory_id[4:]) > 1
 

@@ -60,13 +60,23 @@ def test_blank_query_is_an_error(mem: Cairn) -> None:
 
 
 def test_filters_types_tags_and_time(mem: Cairn, clock) -> None:  # type: ignore[no-untyped-def]
-    mem.remember("Old decision about caching.", type="decision", scope=SCOPE,
-                 occurred_at="2026-01-05", tags=["cache"])
-    newer = mem.remember("New lesson about caching.", type="lesson", scope=SCOPE,
-                         occurred_at="2026-07-05", tags=["cache", "perf"])
-    assert [h.ref for h in mem.recall("caching", scope=SCOPE, types=["lesson"], cut=False).hits] == [
-        newer.memory_id
-    ]
+    mem.remember(
+        "Old decision about caching.",
+        type="decision",
+        scope=SCOPE,
+        occurred_at="2026-01-05",
+        tags=["cache"],
+    )
+    newer = mem.remember(
+        "New lesson about caching.",
+        type="lesson",
+        scope=SCOPE,
+        occurred_at="2026-07-05",
+        tags=["cache", "perf"],
+    )
+    assert [
+        h.ref for h in mem.recall("caching", scope=SCOPE, types=["lesson"], cut=False).hits
+    ] == [newer.memory_id]
     assert [h.ref for h in mem.recall("caching", scope=SCOPE, tags=["perf"], cut=False).hits] == [
         newer.memory_id
     ]
@@ -109,12 +119,14 @@ def test_get_memory_lists_unknown_refs(mem: Cairn) -> None:
 
 
 def test_correct_writes_a_new_version_and_as_of_sees_history(
-    mem: Cairn, clock  # type: ignore[no-untyped-def]
+    mem: Cairn,
+    clock,  # type: ignore[no-untyped-def]
 ) -> None:
     old = mem.remember("Sessions live in Redis.", type="decision", scope=SCOPE)
     clock.advance(days=2)  # 2026-08-03
-    new = mem.correct(old.memory_id, "Sessions live in PostgreSQL.", reason="Moved off Redis.",
-                      scope=SCOPE)  # fmt: skip
+    new = mem.correct(
+        old.memory_id, "Sessions live in PostgreSQL.", reason="Moved off Redis.", scope=SCOPE
+    )
     assert new.memory_id != old.memory_id
 
     current = mem.recall("where do sessions live", scope=SCOPE, cut=False).refs
@@ -158,7 +170,8 @@ def test_as_of_does_not_count_access(mem: Cairn) -> None:
 
 
 def test_forget_retires_but_as_of_before_still_answers(
-    mem: Cairn, clock  # type: ignore[no-untyped-def]
+    mem: Cairn,
+    clock,  # type: ignore[no-untyped-def]
 ) -> None:
     ids = seed(mem)
     clock.advance(days=3)
@@ -191,9 +204,10 @@ def test_purge_erases_content_everywhere_and_keeps_a_tombstone(mem: Cairn) -> No
         assert "build-7" not in str(event.payload)
     assert tombstone in [e.ref for e in mem.store.iter_events() if e.kind == "purge"]
     assert leaked.memory_id not in mem.recall("staging host", scope=SCOPE, cut=False).refs
-    assert leaked.memory_id not in mem.recall(
-        "staging host", scope=SCOPE, cut=False, as_of="2026-08-01"
-    ).refs
+    assert (
+        leaked.memory_id
+        not in mem.recall("staging host", scope=SCOPE, cut=False, as_of="2026-08-01").refs
+    )
     with pytest.raises(Conflict):
         mem.purge(leaked.memory_id, scope=SCOPE)
 

@@ -32,7 +32,10 @@ def test_remember_creates_a_typed_memory_with_its_source_event(mem: Cairn) -> No
 def test_type_is_canonicalised_and_durability_follows_it(mem: Cairn) -> None:
     task = mem.remember("Port the exporter to JSONL.", type=" Task ", scope=SCOPE)
     fact = mem.remember("The exporter writes UTF-8.", type="fact", scope=SCOPE)
-    got = {r.ref: r.memory for r in mem.get_memory([task.memory_id, fact.memory_id], scope=SCOPE).records}
+    got = {
+        r.ref: r.memory
+        for r in mem.get_memory([task.memory_id, fact.memory_id], scope=SCOPE).records
+    }
     assert got[task.memory_id].type == "task"
     assert got[task.memory_id].durability == "episodic"
     assert got[fact.memory_id].durability == "semantic"
@@ -60,7 +63,11 @@ def test_near_duplicate_is_boosted_not_duplicated(mem: Cairn) -> None:
 
 
 def test_dedup_threshold_is_configurable(
-    store_location: str, settings, embedder, clock, tmp_path  # type: ignore[no-untyped-def]
+    store_location: str,
+    settings,
+    embedder,
+    clock,
+    tmp_path,  # type: ignore[no-untyped-def]
 ) -> None:
     strict = settings.with_overrides(dedup_threshold=0.9999)
     with Cairn.open(store_location, settings=strict, embedder=embedder, clock=clock) as mem:
@@ -117,7 +124,8 @@ def test_all_optional_fields_round_trip(mem: Cairn) -> None:
 
 def test_tags_are_detected_when_omitted(mem: Cairn) -> None:
     result = mem.remember(
-        "The pytest fixture in conftest.py leaks a Postgres connection #flaky", type="lesson",
+        "The pytest fixture in conftest.py leaks a Postgres connection #flaky",
+        type="lesson",
         scope=SCOPE,
     )
     tags = mem.get_memory([result.memory_id], scope=SCOPE).records[0].memory.tags
@@ -148,7 +156,10 @@ def test_unknown_type_lists_the_ten(mem: Cairn) -> None:
 
 
 def test_content_over_limit_is_refused(
-    store_location: str, settings, embedder, clock  # type: ignore[no-untyped-def]
+    store_location: str,
+    settings,
+    embedder,
+    clock,  # type: ignore[no-untyped-def]
 ) -> None:
     small = settings.with_overrides(max_content_bytes=100)
     with Cairn.open(store_location, settings=small, embedder=embedder, clock=clock) as mem:
@@ -171,7 +182,9 @@ def test_secret_is_refused_without_echo_and_nothing_stored(mem: Cairn) -> None:
 def test_secret_in_reason_is_refused_too(mem: Cairn) -> None:
     with pytest.raises(Refused, match="reason"):
         mem.remember(
-            "The staging database is reachable from CI.", type="fact", scope=SCOPE,
+            "The staging database is reachable from CI.",
+            type="fact",
+            scope=SCOPE,
             reason="seen at postgres://admin:Zx8vQ2mLp9Rt@db.internal:5432/app",
         )
     assert counts(mem) == (0, 0)
@@ -194,9 +207,7 @@ def test_bad_scope_is_refused(mem: Cairn) -> None:
 
 def test_precomputed_embedding_is_fitted_to_the_store(mem: Cairn) -> None:
     short = mem.remember("Vector given, short.", type="fact", scope=SCOPE, embedding=[0.5, 0.5])
-    long = mem.remember(
-        "Vector given, long.", type="fact", scope=SCOPE, embedding=[0.1] * 2000
-    )
+    long = mem.remember("Vector given, long.", type="fact", scope=SCOPE, embedding=[0.1] * 2000)
     vectors = mem.store.get_vectors(
         [int(short.memory_id[4:]), int(long.memory_id[4:])], mem.embedder.identity
     )

@@ -62,8 +62,11 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON."
 
 
 @click.group()
-@click.option("--store", "store", help="SQLite path or postgresql:// URL (default: CAIRN_URL, "
-              "else memory.db under CAIRN_HOME).")  # fmt: skip
+@click.option(
+    "--store",
+    "store",
+    help="SQLite path or postgresql:// URL (default: CAIRN_URL, else memory.db under CAIRN_HOME).",
+)
 @click.pass_context
 @reports_errors
 def main(ctx: click.Context, store: str | None) -> None:
@@ -74,8 +77,13 @@ def main(ctx: click.Context, store: str | None) -> None:
 
 @main.command()
 @click.argument("content")
-@click.option("--type", "mtype", required=True, help="fact, preference, decision, constraint, "
-              "instruction, lesson, warning, open_question, task or artifact.")  # fmt: skip
+@click.option(
+    "--type",
+    "mtype",
+    required=True,
+    help="fact, preference, decision, constraint, "
+    "instruction, lesson, warning, open_question, task or artifact.",
+)
 @scope_option
 @cwd_option
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
@@ -90,7 +98,7 @@ def main(ctx: click.Context, store: str | None) -> None:
 @json_option
 @click.pass_context
 @reports_errors
-def remember(ctx: click.Context, content: str, mtype: str, **opts: Any) -> None:
+def remember(ctx: click.Context, /, content: str, mtype: str, **opts: Any) -> None:
     """Remember a durable claim. CONTENT '-' reads it from stdin."""
     if content == "-":
         content = sys.stdin.read()
@@ -121,7 +129,7 @@ def remember(ctx: click.Context, content: str, mtype: str, **opts: Any) -> None:
 @json_option
 @click.pass_context
 @reports_errors
-def recall(ctx: click.Context, query: str, **opts: Any) -> None:
+def recall(ctx: click.Context, /, query: str, **opts: Any) -> None:
     """Recall memories relevant to QUERY."""
     as_json, cut = opts.pop("as_json"), not opts.pop("no_cut")
     for name in ("types", "tags", "also"):
@@ -180,17 +188,24 @@ def print_records(result: GetResult) -> None:
 def print_record(record: MemoryRecord) -> None:
     m = record.memory
     click.echo(f"{m.ref} [{m.type}] {m.status}{' pinned' if m.pinned else ''} scope={m.scope}")
-    click.echo(f"  written {m.written_at:%Y-%m-%d %H:%M:%S}Z  occurred {m.occurred_at:%Y-%m-%d}"
-               + (f"  until {m.until:%Y-%m-%d %H:%M:%S}Z" if m.until else ""))  # fmt: skip
+    click.echo(
+        f"  written {m.written_at:%Y-%m-%d %H:%M:%S}Z  occurred {m.occurred_at:%Y-%m-%d}"
+        + (f"  until {m.until:%Y-%m-%d %H:%M:%S}Z" if m.until else "")
+    )
     click.echo(f"  citation: {record.citation}  source_ref: {m.source_ref or '-'}")
     click.echo(f"  tags: {', '.join(m.tags) or '-'}  reason: {m.reason or '-'}")
-    click.echo(f"  cited {m.cited}  confirmed {m.confirmed}  contradicted {m.contradicted}"
-               f"  accessed {m.access_count}")  # fmt: skip
+    click.echo(
+        f"  cited {m.cited}  confirmed {m.confirmed}  contradicted {m.contradicted}"
+        f"  accessed {m.access_count}"
+    )
     for line in m.content.splitlines() or [""]:
         click.echo(f"  | {line}")
     for entry in record.replaced:
-        click.echo(f"  replaced {entry.ref} (until {entry.until:%Y-%m-%d}): {entry.summary}"
-                   if entry.until else f"  replaced {entry.ref}: {entry.summary}")  # fmt: skip
+        click.echo(
+            f"  replaced {entry.ref} (until {entry.until:%Y-%m-%d}): {entry.summary}"
+            if entry.until
+            else f"  replaced {entry.ref}: {entry.summary}"
+        )
     for entry in record.replaced_by_chain:
         click.echo(f"  replaced by {entry.ref}: {entry.summary}")
 
@@ -204,7 +219,7 @@ def print_record(record: MemoryRecord) -> None:
 @json_option
 @click.pass_context
 @reports_errors
-def correct(ctx: click.Context, ref: str, content: str, reason: str, **opts: Any) -> None:
+def correct(ctx: click.Context, /, ref: str, content: str, reason: str, **opts: Any) -> None:
     """Write a new version of REF with CONTENT; the old version keeps its history."""
     as_json = opts.pop("as_json")
     with opened(ctx) as mem:
@@ -222,7 +237,7 @@ def correct(ctx: click.Context, ref: str, content: str, reason: str, **opts: Any
 @cwd_option
 @click.pass_context
 @reports_errors
-def forget(ctx: click.Context, ref: str, reason: str, **opts: Any) -> None:
+def forget(ctx: click.Context, /, ref: str, reason: str, **opts: Any) -> None:
     """Retire REF: recall stops returning it; --as-of before now still does."""
     with opened(ctx) as mem:
         mem.forget(ref, reason=reason, **opts)
@@ -236,7 +251,7 @@ def forget(ctx: click.Context, ref: str, reason: str, **opts: Any) -> None:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_context
 @reports_errors
-def purge(ctx: click.Context, ref: str, yes: bool, **opts: Any) -> None:
+def purge(ctx: click.Context, /, ref: str, yes: bool, **opts: Any) -> None:
     """Erase REF's content and embedding for good (a tombstone event remains)."""
     if not yes and sys.stdin.isatty():
         click.confirm(f"Erase the content of {ref} permanently?", abort=True)
@@ -285,15 +300,17 @@ def import_cmd(ctx: click.Context, path: str) -> None:
 @json_option
 @click.pass_context
 @reports_errors
-def stats(ctx: click.Context, as_json: bool, **opts: Any) -> None:
+def stats(ctx: click.Context, /, as_json: bool, **opts: Any) -> None:
     """Counts by type, status and scope; vectors; store size."""
     with opened(ctx) as mem:
         result = mem.stats(**opts)
     if as_json:
         emit_json(result)
         return
-    click.echo(f"{result['memories']} memories in {result['store']['location']} "
-               f"({result['store']['size_bytes']} bytes)")  # fmt: skip
+    click.echo(
+        f"{result['memories']} memories in {result['store']['location']} "
+        f"({result['store']['size_bytes']} bytes)"
+    )
     for title in ("by_type", "by_status", "by_scope", "vectors"):
         counts = result[title]
         click.echo(f"{title}: " + (", ".join(f"{k}={v}" for k, v in counts.items()) or "-"))
@@ -312,4 +329,3 @@ def _load_plugins() -> None:
 
 
 _load_plugins()
-

@@ -21,15 +21,63 @@ from cairn.config import Settings
 from cairn.core import Cairn
 from cairn.embeddings.base import Embedder
 
-_SUBJECTS = ("billing service", "auth middleware", "checkout flow", "search index", "CI pipeline",
-             "mobile client", "payments worker", "feature flags", "audit log", "rate limiter",
-             "session store", "email sender", "deploy script", "schema migration", "cache layer")  # fmt: skip
-_VERBS = ("must retry", "drops", "caches", "validates", "logs", "rejects", "batches", "signs",
-          "compresses", "times out on", "serialises", "encrypts", "deduplicates", "streams")  # fmt: skip
-_OBJECTS = ("webhook payloads", "expired tokens", "large uploads", "unicode names", "null dates",
-            "duplicate orders", "partial refunds", "stale sessions", "cold starts", "bulk exports")  # fmt: skip
-_WHEN = ("under load", "after a deploy", "on Mondays", "in staging only", "for EU customers",
-         "when Redis is down", "behind the proxy", "during backfills", "with HTTP/2", "at midnight")  # fmt: skip
+_SUBJECTS = (
+    "billing service",
+    "auth middleware",
+    "checkout flow",
+    "search index",
+    "CI pipeline",
+    "mobile client",
+    "payments worker",
+    "feature flags",
+    "audit log",
+    "rate limiter",
+    "session store",
+    "email sender",
+    "deploy script",
+    "schema migration",
+    "cache layer",
+)
+_VERBS = (
+    "must retry",
+    "drops",
+    "caches",
+    "validates",
+    "logs",
+    "rejects",
+    "batches",
+    "signs",
+    "compresses",
+    "times out on",
+    "serialises",
+    "encrypts",
+    "deduplicates",
+    "streams",
+)
+_OBJECTS = (
+    "webhook payloads",
+    "expired tokens",
+    "large uploads",
+    "unicode names",
+    "null dates",
+    "duplicate orders",
+    "partial refunds",
+    "stale sessions",
+    "cold starts",
+    "bulk exports",
+)
+_WHEN = (
+    "under load",
+    "after a deploy",
+    "on Mondays",
+    "in staging only",
+    "for EU customers",
+    "when Redis is down",
+    "behind the proxy",
+    "during backfills",
+    "with HTTP/2",
+    "at midnight",
+)
 _TYPES = ("fact", "decision", "constraint", "lesson", "warning", "instruction")
 
 
@@ -63,8 +111,10 @@ def bench_size(embedder: Embedder, size: int, ops: int, workdir: Path) -> dict[s
         claims = synthetic_claims(size, seed=size)
         start = time.perf_counter()
         for offset in range(0, size, 256):
-            batch = [{"content": c, "type": _TYPES[i % len(_TYPES)], "scope": scope}
-                     for i, c in enumerate(claims[offset : offset + 256])]  # fmt: skip
+            batch = [
+                {"content": c, "type": _TYPES[i % len(_TYPES)], "scope": scope}
+                for i, c in enumerate(claims[offset : offset + 256])
+            ]
             mem.remember_many(batch, dedup=False)
         ingest_s = time.perf_counter() - start
         fresh = synthetic_claims(ops, seed=size + 1)

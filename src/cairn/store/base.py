@@ -25,7 +25,17 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from cairn.embeddings.base import Vector
-from cairn.models import Event, Memory, NewEvent, NewMemory
+from cairn.models import Contribution, Event, Memory, NewEvent, NewMemory
+from cairn.sessions.models import (
+    Episode,
+    NewEpisode,
+    NewProcedure,
+    Procedure,
+    Relation,
+    Retrieval,
+    Session,
+    StoredAssessment,
+)
 
 # Columns the core may change after insert; everything else is written once.
 UPDATABLE_FIELDS = frozenset(
@@ -106,7 +116,74 @@ class LexicalStats:
     average_length: Mapping[str, float]  # per field, in terms
 
 
-class Store(Protocol):
+class SessionStore(Protocol):
+    """Sessions, retrievals, assessments, procedures, episodes, relations and the trace.
+
+    `put_assessment` replaces an earlier assessment of the same ref in the same retrieval and
+    returns it, so the core can take back the tallies it had counted. `tally_procedure` never
+    takes a tally below zero. The trace is the events table read by scope and time.
+    """
+
+    def add_session(self, session: Session) -> None: ...
+
+    def get_session(self, session_id: str) -> Session | None: ...
+
+    def update_session(self, session_id: str, changes: Mapping[str, Any]) -> None: ...
+
+    def add_retrieval(self, retrieval: Retrieval) -> None: ...
+
+    def get_retrieval(self, retrieval_id: int) -> Retrieval | None: ...
+
+    def session_retrievals(self, session_id: str) -> list[Retrieval]: ...
+
+    def mark_feedback(self, retrieval_id: int, at: datetime) -> None: ...
+
+    def put_assessment(self, assessment: StoredAssessment) -> StoredAssessment | None: ...
+
+    def session_assessments(self, session_id: str) -> list[StoredAssessment]: ...
+
+    def add_episode(self, episode: NewEpisode) -> int: ...
+
+    def get_episodes(self, ids: Sequence[int]) -> list[Episode]: ...
+
+    def episodes_for_sessions(self, session_ids: Sequence[str]) -> list[Episode]: ...
+
+    def add_relation(self, from_id: int, to_id: int, kind: str, at: datetime) -> None: ...
+
+    def relations_of(self, ids: Sequence[int]) -> list[Relation]: ...
+
+    def trace_before(self, scope: str, at: datetime | None, limit: int) -> list[Event]: ...
+
+    def trace_after(self, scope: str, at: datetime, limit: int) -> list[Event]: ...
+
+    def select_memories(
+        self, scopes: Sequence[str], *, types: Sequence[str] | None, pinned_only: bool, limit: int
+    ) -> list[Memory]: ...
+
+    def add_procedure(self, procedure: NewProcedure) -> int: ...
+
+    def get_procedures(self, ids: Sequence[int]) -> list[Procedure]: ...
+
+    def procedures_in(
+        self, scopes: Sequence[str], *, as_of: datetime | None, limit: int
+    ) -> list[Procedure]: ...
+
+    def find_procedure(self, scope: str, content_hash: str) -> Procedure | None: ...
+
+    def update_procedure(self, procedure_id: int, changes: Mapping[str, Any]) -> None: ...
+
+    def tally_procedure(self, procedure_id: int, tally: str, by: int = 1) -> None: ...
+
+    def add_contribution(
+        self, procedure_id: int, session_id: str | None, contribution: Contribution
+    ) -> None: ...
+
+    def put_procedure_vector(self, procedure_id: int, identity: str, vector: Vector) -> None: ...
+
+    def get_procedure_vectors(self, ids: Sequence[int], identity: str) -> dict[int, Vector]: ...
+
+
+class Store(SessionStore, Protocol):
     @property
     def location(self) -> str: ...
 

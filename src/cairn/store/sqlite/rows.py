@@ -18,7 +18,9 @@ MEMORY_COLUMNS = (
 )
 EVENT_COLUMNS = "id, kind, scope, session_id, at, integration, memory_id, payload"
 
-_TIME_FIELDS = frozenset({"until", "last_cited_at", "last_accessed_at", "written_at", "occurred_at"})
+_TIME_FIELDS = frozenset(
+    {"until", "last_cited_at", "last_accessed_at", "written_at", "occurred_at"}
+)
 _JSON_FIELDS = frozenset({"tags", "evidence", "diff_files"})
 
 
@@ -28,12 +30,39 @@ def _opt_time(value: int | None) -> Any:
 
 def memory_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Memory:
     (
-        mid, scope, mtype, content, summary, durability, weight, tags, reason, source_ref,
-        pinned, branch, session_id, source_event_id, diff_text, diff_files, error_trace,
-        integration, content_hash, written_at, occurred_at, until, replaces, replaced_by,
-        status, confirmed, cited, contradicted, evidence, last_cited_at, access_count,
+        mid,
+        scope,
+        mtype,
+        content,
+        summary,
+        durability,
+        weight,
+        tags,
+        reason,
+        source_ref,
+        pinned,
+        branch,
+        session_id,
+        source_event_id,
+        diff_text,
+        diff_files,
+        error_trace,
+        integration,
+        content_hash,
+        written_at,
+        occurred_at,
+        until,
+        replaces,
+        replaced_by,
+        status,
+        confirmed,
+        cited,
+        contradicted,
+        evidence,
+        last_cited_at,
+        access_count,
         last_accessed_at,
-    ) = row  # fmt: skip
+    ) = row
     return Memory(
         id=mid,
         scope=scope,
@@ -99,15 +128,29 @@ def new_memory_params(m: NewMemory) -> dict[str, Any]:
 def full_memory_params(m: Memory) -> dict[str, Any]:
     params = new_memory_params(
         NewMemory(
-            scope=m.scope, type=m.type, content=m.content, summary=m.summary,
-            durability=m.durability, weight=m.weight, tags=m.tags, reason=m.reason,
-            source_ref=m.source_ref, pinned=m.pinned, branch=m.branch,
-            session_id=m.session_id, source_event_id=m.source_event_id,
-            diff_text=m.diff_text, diff_files=m.diff_files, error_trace=m.error_trace,
-            integration=m.integration, content_hash=m.content_hash,
-            written_at=m.written_at, occurred_at=m.occurred_at, replaces=m.replaces,
+            scope=m.scope,
+            type=m.type,
+            content=m.content,
+            summary=m.summary,
+            durability=m.durability,
+            weight=m.weight,
+            tags=m.tags,
+            reason=m.reason,
+            source_ref=m.source_ref,
+            pinned=m.pinned,
+            branch=m.branch,
+            session_id=m.session_id,
+            source_event_id=m.source_event_id,
+            diff_text=m.diff_text,
+            diff_files=m.diff_files,
+            error_trace=m.error_trace,
+            integration=m.integration,
+            content_hash=m.content_hash,
+            written_at=m.written_at,
+            occurred_at=m.occurred_at,
+            replaces=m.replaces,
         )
-    )  # fmt: skip
+    )
     params.update(
         id=m.id,
         until=encode_value("until", m.until),

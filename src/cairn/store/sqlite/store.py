@@ -32,6 +32,8 @@ from cairn.store.sqlite.rows import (
     memory_from_row,
     new_memory_params,
 )
+from cairn.store.sqlite.procedures import ProcedureRows
+from cairn.store.sqlite.sessions import SessionRows
 from cairn.store.sqlite.vectors import VectorIndex
 from cairn.timeutil import to_micros
 
@@ -40,7 +42,7 @@ _FILTERED_COLUMNS = frozenset({"status", "until", "type", "occurred_at", "writte
 _CHUNK = 500  # keeps `IN (...)` lists under SQLite's variable limit
 
 
-class SqliteStore:
+class SqliteStore(SessionRows, ProcedureRows):
     backend = "sqlite"
 
     def __init__(self, path: str, *, busy_timeout_ms: int = 30_000) -> None:

@@ -69,9 +69,7 @@ class VectorIndex:
             top = _top_k(scores, k)
             return [(int(block.ids[index[i]]), float(scores[i])) for i in top]
 
-    def _refresh(
-        self, conn: sqlite3.Connection, scopes: tuple[str, ...], identity: str
-    ) -> _Block:
+    def _refresh(self, conn: sqlite3.Connection, scopes: tuple[str, ...], identity: str) -> _Block:
         key = (scopes, identity)
         epoch = conn.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()[0]
         block = self._blocks.get(key)
@@ -105,6 +103,7 @@ def _append(block: _Block, rows: list[tuple[object, ...]]) -> None:
 
 
 def _mask(block: _Block, filt: MemoryFilter) -> npt.NDArray[np.bool_]:
+    mask: npt.NDArray[np.bool_]
     if filt.as_of is None:
         mask = np.isin(block.status, list(filt.statuses)) & (block.until == _NONE)
     else:
