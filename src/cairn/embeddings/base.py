@@ -37,7 +37,8 @@ class Embedder(Protocol):
 def normalise_rows(matrix: Matrix) -> Matrix:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (matrix / norms).astype(np.float32, copy=False)
+    result: Matrix = (matrix / norms).astype(np.float32, copy=False)
+    return result
 
 
 def fit_dimensions(vector: Sequence[float], dimensions: int) -> Vector:
@@ -53,4 +54,5 @@ def fit_dimensions(vector: Sequence[float], dimensions: int) -> Vector:
         arr = arr[:dimensions]
     else:
         arr = np.concatenate([arr, np.zeros(dimensions - arr.shape[0], dtype=np.float32)])
-    return normalise_rows(arr.reshape(1, -1))[0]
+    row: Vector = normalise_rows(arr.reshape(1, -1))[0]
+    return row

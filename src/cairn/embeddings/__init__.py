@@ -1,0 +1,51 @@
+"""Embedders and the one factory that picks among them from `Settings`.
+
+Importing this package is cheap: each embedder module is imported only when the factory builds
+that embedder, and the model runtimes (onnxruntime, tokenizers, torch) only when an embedder
+first embeds. A command-line call that never embeds pays for none of them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cairn.embeddings.base import Embedder, fit_dimensions, normalise_rows
+from cairn.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from cairn.config import Settings
+
+__all__ = ["EMBEDDERS", "Embedder", "fit_dimensions", "make_embedder", "normalise_rows"]
+
+# name -> what it is; the names CAIRN_EMBEDDER accepts.
+EMBEDDERS = {
+    "local": "all-MiniLM-L6-v2 quantised to int8 on onnxruntime (default, offline)",
+    "local-fp32": "all-MiniLM-L6-v2 in float32 on sentence-transformers (slow import, reference)",
+    "hashing": "deterministic feature hashing, no model (tests, minimal installs)",
+    "ollama": "an Ollama server's /api/embed (CAIRN_OLLAMA_URL, CAIRN_OLLAMA_MODEL)",
+}
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    """Build the embedder `settings.embedder` names; the local model caches under home/models."""
+    name = settings.embedder.strip().lower()
+    if name == "local":
+        from cairn.embeddings.local import MiniLMInt8
+
+        return MiniLMInt8(cache_dir=settings.home / "models")
+    if name == "local-fp32":
+        from cairn.embeddings.local import MiniLMFp32
+
+        return MiniLMFp32()
+    if name == "hashing":
+        from cairn.embeddings.hashing import HashingEmbedder
+
+        return HashingEmbedder()
+    if name == "ollama":
+        from cairn.embeddings.ollama import OllamaEmbedder
+
+        return OllamaEmbedder(settings.ollama_url, settings.ollama_model)
+    valid = ", ".join(EMBEDDERS)
+    raise InvalidInput(
+        f"unknown embedder {settings.embedder!r}; set CAIRN_EMBEDDER to one of: {valid}."
+    )
