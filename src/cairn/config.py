@@ -36,6 +36,14 @@ class Settings:
     max_history: int = 4_000
     event_payload_chars: int = 4_000
     integration: str = "python"
+    brief_budget_chars: int = 8_000  # activate's brief, about 2,000 tokens
+    max_evidence_records: int = 20  # source records one recall returns at most
+    skills_dir: str = ".claude/skills"  # where tidy writes skill files, under the repository
+    # `cairn serve`: off loopback only with a token; CORS only for the listed origins.
+    http_host: str = "127.0.0.1"
+    http_port: int = 8765
+    http_token: str | None = None
+    http_cors_origins: str = ""  # comma-separated
 
     @property
     def store_location(self) -> str:

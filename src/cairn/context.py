@@ -22,6 +22,7 @@ class Context:
     clock: Clock
     embedder_factory: Callable[[], Embedder]
     integration: str
+    integration_version: str | None = None
     _embedder: Embedder | None = field(default=None, init=False)
 
     @property

@@ -8,20 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from cairn import exchange, history
+from cairn.code.records import UNCHECKED, CitationCheck
+from cairn.code.tools import CodeTools
 from cairn.config import Settings
 from cairn.context import Context
 from cairn.embeddings.base import Embedder
 from cairn.errors import InvalidInput
-from cairn.evidence import check_cites, record_cites
 from cairn.models import (
     BatchItem,
     GetResult,
     Hit,
+    Memory,
     NewEvent,
     RecallResult,
     RememberResult,
@@ -29,6 +32,10 @@ from cairn.models import (
 from cairn.ranking.recall import RecallQuery, Scored, retrieve
 from cairn.remember import build_claim, embed_claims, remember_batch, store_claim, validate_type
 from cairn.scope import visible_scopes
+from cairn.sessions.enrich import check_evidence_mode, complete, reweigh
+from cairn.sessions.ledger import context_cue, recall_session, record_retrieval
+from cairn.sessions.models import Session
+from cairn.sessions.tools import SessionTools
 from cairn.stats import store_stats
 from cairn.store import MemoryFilter, Store, open_store
 from cairn.tags import normalise_tags
@@ -39,7 +46,7 @@ MAX_LIMIT = 25
 CONTENT_PREVIEW = 500
 
 
-class Cairn(ToolBase):
+class Cairn(SessionTools, CodeTools, ToolBase):
     """Long-term memory for agents. `Cairn.open()` gives one on the default embedded store."""
 
     def __init__(
@@ -50,6 +57,7 @@ class Cairn(ToolBase):
         embedder: Embedder | Callable[[], Embedder] | None = None,
         clock: Clock = system_clock,
         integration: str | None = None,
+        integration_version: str | None = None,
         cwd: str | Path | None = None,
     ) -> None:
         self.store = store
@@ -61,6 +69,7 @@ class Cairn(ToolBase):
             clock=clock,
             embedder_factory=_embedder_factory(embedder, settings),
             integration=integration or settings.integration,
+            integration_version=integration_version,
         )
 
     @classmethod
@@ -72,6 +81,7 @@ class Cairn(ToolBase):
         embedder: Embedder | Callable[[], Embedder] | None = None,
         clock: Clock = system_clock,
         integration: str | None = None,
+        integration_version: str | None = None,
         cwd: str | Path | None = None,
     ) -> Cairn:
         """Open (creating if needed) the store at a path or `postgresql://` URL.
@@ -82,7 +92,13 @@ class Cairn(ToolBase):
         location = str(path_or_url) if path_or_url is not None else settings.store_location
         store = open_store(location, busy_timeout_ms=settings.busy_timeout_ms)
         return cls(
-            store, settings, embedder=embedder, clock=clock, integration=integration, cwd=cwd
+            store,
+            settings,
+            embedder=embedder,
+            clock=clock,
+            integration=integration,
+            integration_version=integration_version,
+            cwd=cwd,
         )
 
     def close(self) -> None:
@@ -125,19 +141,21 @@ class Cairn(ToolBase):
         session_id: str | None = None,
         used: Sequence[str] | None = None,
         embedding: Sequence[float] | None = None,
+        relates_to: Sequence[str] | None = None,
         dedup: bool = True,
     ) -> RememberResult:
-        """Store one durable claim; identical or near-identical claims in the scope are reused."""
+        """Store one durable claim; identical or near-identical claims in the scope are reused.
+
+        `used` memories each count a cite; `relates_to` associates the claim with memories that
+        recall then returns beside it (`pathway="associated"`). With `session_id` the session
+        must be open and in the same scope (omit scope and cwd to use the session's).
+        """
         args = {k: v for k, v in locals().items() if k not in {"self", "dedup"} and v is not None}
         if cwd is not None:
             args["cwd"] = str(cwd)
         claim = build_claim(self._ctx, args, self._default_cwd())
-        cites = check_cites(self._ctx, list(used or ()), claim.scope)
         vector = embed_claims(self._ctx, [claim])[0]
-        result = store_claim(self._ctx, claim, vector, dedup=dedup)
-        if cites:
-            record_cites(self._ctx, cites)
-        return result
+        return store_claim(self._ctx, claim, vector, dedup=dedup)
 
     def remember_many(
         self, items: Iterable[Mapping[str, Any]], *, dedup: bool = True
@@ -165,15 +183,28 @@ class Cairn(ToolBase):
         cut: bool = True,
         also: Sequence[str] | None = None,
         explain: bool = False,
+        session_id: str | None = None,
+        task_context: Mapping[str, Any] | None = None,
+        evidence: str = "references",
+        include_resting: bool = False,
     ) -> RecallResult:
         """Memories relevant to `query` in the scope (plus `global`), best first.
 
         `as_of` answers from what was believed at the end of that day (UTC when no zone).
         `cut=False` returns the top `limit` by rank with no relative cut and no abstention.
+        Related memories follow with `pathway="associated"` (beyond `limit`); `evidence="full"`
+        adds source text. `session_id` names an open session of this scope: `task_context`
+        facts merge into it and steer retrieval; the `retrieval_id` needs feedback to `commit`.
+        Each hit's `citation` is checked in the caller's checkout, then the project folder;
+        `include_resting` adds resting memories (ranked lower); a query about the checked-out
+        branch (naming it, or asking what is open) gets the branch brief first.
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is blank; say what you are looking for.")
-        resolved = self.scope_for(scope, cwd)
+        session, resolved, context = recall_session(
+            self._ctx, session_id, scope, cwd, task_context, self._default_cwd()
+        )
+        mode = check_evidence_mode(evidence)
         moment = parse_when(as_of, field="as_of", end_of_day=True) if as_of else None
         request = RecallQuery(
             text=query.strip(),
@@ -184,35 +215,55 @@ class Cairn(ToolBase):
                 tags=normalise_tags(tags) if tags else None,
                 since=parse_when(since, field="since", end_of_day=False) if since else None,
                 until=parse_when(until, field="until", end_of_day=True) if until else None,
+                statuses=("active", "resting") if include_resting else ("active",),
             ),
             limit=_check_limit(limit),
             cut=cut,
-            also=_check_also(also),
+            also=_check_also(also) + context_cue(query.strip(), context),
         )
         _check_kind(kind)
-        ranked = retrieve(self._ctx, request)
-        event_id = self._record_recall(resolved, request, ranked, count_access=moment is None)
-        hits = tuple(_hit(s, explain) for s in ranked)
-        return RecallResult(f"ret_{event_id}", request.text, resolved, hits, moment)
+        if moment is None:
+            self._rest_idle(resolved)
+        ranked = reweigh(retrieve(self._ctx, request))
+        cited = self._citation_checker(resolved, cwd, [s.memory for s in ranked])
+        hit = partial(_hit, explain=explain, citation=cited)
+        done = complete(self._ctx, request, ranked, resolved, mode, hit, explain=explain)
+        event_id = self._record_recall(
+            resolved, request, ranked, session, context, done.refs, count_access=moment is None
+        )
+        result = done.result(f"ret_{event_id}", request, resolved, session)
+        return self._with_brief(result, cwd) if moment is None else result
 
     def _record_recall(
-        self, scope: str, request: RecallQuery, ranked: list[Scored], *, count_access: bool
+        self,
+        scope: str,
+        request: RecallQuery,
+        ranked: list[Scored],
+        session: Session | None,
+        context: Mapping[str, Any],
+        returned: Sequence[str],
+        *,
+        count_access: bool,
     ) -> int:
         now, store = self._ctx.clock(), self.store
         payload = {
             "query": request.text,
             "also": list(request.also),
             "as_of": request.filt.as_of.isoformat() if request.filt.as_of else None,
-            "refs": [s.memory.ref for s in ranked],
+            "refs": list(returned) or [s.memory.ref for s in ranked],
         }
+        session_id = session.id if session is not None else None
         with store.transaction():
             if count_access:
                 for scored in ranked:
                     store.increment(scored.memory.id, "access_count")
                     store.update_memory(scored.memory.id, {"last_accessed_at": now})
-            return store.add_event(
-                NewEvent("recall", scope, None, now, self._ctx.integration, None, payload)
+            event_id = store.add_event(
+                NewEvent("recall", scope, session_id, now, self._ctx.integration, None, payload)
             )
+            if session is not None:
+                record_retrieval(self._ctx, session, event_id, "recall", returned, context)
+            return event_id
 
     # history -----------------------------------------------------------------------------
     def get_memory(
@@ -222,7 +273,9 @@ class Cairn(ToolBase):
         ref_list = [refs] if isinstance(refs, str) else list(refs)
         if not ref_list:
             raise InvalidInput("get_memory needs at least one ref, e.g. ['mem_12'].")
-        return history.get_memories(self._ctx, ref_list, self.scope_for(scope, cwd))
+        resolved = self.scope_for(scope, cwd)
+        cited = self._citation_checker(resolved, cwd, [])
+        return history.get_memories(self._ctx, ref_list, resolved, citation=cited)
 
     def correct(
         self,
@@ -250,9 +303,11 @@ class Cairn(ToolBase):
     def stats(
         self, *, scope: str | None = None, cwd: str | Path | None = None, all_scopes: bool = False
     ) -> dict[str, Any]:
-        """Counts by type, status and scope, vectors by embedder, and the store's size."""
-        scopes = None if all_scopes else visible_scopes(self.scope_for(scope, cwd))
-        return store_stats(self.store, scopes)
+        """Counts by type, status and scope, vectors by embedder, the store's size, citation
+        health, recall hit/used/helped rates and index freshness."""
+        resolved = self.scope_for(scope, cwd)
+        scopes = None if all_scopes else visible_scopes(resolved)
+        return {**store_stats(self.store, scopes), **self._code_stats(scopes, resolved, cwd)}
 
     def export(self, out: IO[str]) -> int:
         """Write every memory, version, event and vector as JSON Lines; returns lines written."""
@@ -270,8 +325,10 @@ def _embedder_factory(
         from cairn.embeddings import make_embedder
 
         return lambda: make_embedder(settings)
-    if isinstance(embedder, Embedder):
-        chosen = embedder
+    # hasattr, not isinstance: a runtime Protocol check reads `dimensions`, which makes an
+    # Ollama embedder probe its server just to be recognised.
+    if hasattr(embedder, "embed_many"):
+        chosen = cast(Embedder, embedder)
         return lambda: chosen
     return embedder
 
@@ -294,8 +351,11 @@ def _check_kind(kind: str) -> None:
         raise InvalidInput(f"kind {kind!r} is not available; use kind='memories'.")
 
 
-def _hit(scored: Scored, explain: bool) -> Hit:
+def _hit(
+    scored: Scored, explain: bool, citation: Callable[[Memory], CitationCheck] | None = None
+) -> Hit:
     memory = scored.memory
+    checked = citation(memory) if citation is not None else UNCHECKED
     return Hit(
         ref=memory.ref,
         kind="memory",
@@ -303,7 +363,8 @@ def _hit(scored: Scored, explain: bool) -> Hit:
         score=round(scored.score, 6),
         weak=scored.weak,
         source_ref=memory.source_ref,
-        citation="unchecked",
+        citation=checked.status,
+        citation_lines=checked.lines,
         until=memory.until,
         type=memory.type,
         scope=memory.scope,

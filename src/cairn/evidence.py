@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from cairn.context import Context
 from cairn.errors import InvalidRef
+from cairn.lifecycle import note_restatement
 from cairn.refs import parse_ref
 from cairn.scope import visible_scopes
 
@@ -24,9 +25,24 @@ def check_cites(ctx: Context, refs: Sequence[str], scope: str) -> list[int]:
     return list(dict.fromkeys(ids))
 
 
-def record_cites(ctx: Context, memory_ids: Sequence[int]) -> None:
+def record_cites(
+    ctx: Context,
+    memory_ids: Sequence[int],
+    *,
+    scope: str | None = None,
+    branch: str | None = None,
+    session_id: str | None = None,
+) -> None:
+    """Count a cite of each memory: the counter, the last-cited time, the cite itself with the
+    branch and session it was made on (acts find a branch's cites by them), and the calling
+    client's evidence (`lifecycle.note_restatement`: another client's cite confirms)."""
     now = ctx.clock()
     with ctx.store.transaction():
         for memory_id in memory_ids:
             ctx.store.increment(memory_id, "cited")
             ctx.store.update_memory(memory_id, {"last_cited_at": now})
+            ctx.store.add_cite(
+                memory_id, scope=scope, branch=branch, session_id=session_id,
+                integration=ctx.integration, at=now,
+            )  # fmt: skip
+            note_restatement(ctx, memory_id, session_id, via="cite")

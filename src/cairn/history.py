@@ -8,8 +8,10 @@ refs cannot be used to probe other scopes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
+from cairn.code.records import UNCHECKED, CitationCheck
 from cairn.context import Context
 from cairn.embeddings.base import Vector
 from cairn.errors import Conflict, InvalidInput, NotFound
@@ -27,6 +29,7 @@ from cairn.refs import event_ref, memory_ref, parse_ref, try_parse_ref
 from cairn.refusal import check_content, check_no_secrets
 from cairn.remember import content_hash, summarise, text_for_embedding
 from cairn.scope import visible_scopes
+from cairn.sessions.relations import relate_versions
 
 _MAX_CHAIN = 1000  # a guard against a corrupted chain, far beyond any real history
 
@@ -100,11 +103,17 @@ def _write_correction(
             "reason": reason,
             "replaces": old.ref,
         }
+        if ctx.integration_version is not None:
+            payload["integration_version"] = ctx.integration_version
         event_id = store.add_event(
             NewEvent("correct", old.scope, None, now, ctx.integration, new_id, payload)
         )
         store.update_memory(new_id, {"source_event_id": event_id})
         store.update_memory(old.id, {"until": now, "replaced_by": new_id})
+        relate_versions(store, old.id, new_id, now)
+        cited = store.get_citations([old.id]).get(old.id)
+        if cited is not None:
+            store.put_citation(replace(cited, memory_id=new_id, created_at=now))
         store.put_vector(new_id, ctx.embedder.identity, vector)
         index_memory(store, new_id, content, old.tags, old.source_ref, reason)
     return RememberResult(memory_ref(new_id), "created", old.type, old.scope, event_ref(event_id))
@@ -164,7 +173,13 @@ def _require_reason(reason: str, verb: str) -> str:
     return reason.strip()
 
 
-def get_memories(ctx: Context, refs: Sequence[str], scope: str) -> GetResult:
+def get_memories(
+    ctx: Context,
+    refs: Sequence[str],
+    scope: str,
+    *,
+    citation: Callable[[Memory], CitationCheck] | None = None,
+) -> GetResult:
     visible = set(visible_scopes(scope))
     wanted = [(ref, try_parse_ref(ref, kind="mem")) for ref in refs]
     ids = [mid for _, mid in wanted if mid is not None]
@@ -176,10 +191,12 @@ def get_memories(ctx: Context, refs: Sequence[str], scope: str) -> GetResult:
             unknown.append(ref)
             continue
         memory = by_id[mid]
+        checked = citation(memory) if citation is not None else UNCHECKED
         records.append(
             MemoryRecord(
                 memory=memory,
-                citation="unchecked",
+                citation=checked.status,
+                citation_lines=checked.lines,
                 replaced=tuple(_chain(ctx, memory, backwards=True)),
                 replaced_by_chain=tuple(_chain(ctx, memory, backwards=False)),
             )

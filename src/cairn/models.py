@@ -207,6 +207,7 @@ class Hit:
     explain: Mapping[str, float] | None = None
     provenance: Provenance | None = None
     via: str | None = None  # for pathway "associated": the direct hit it was reached from
+    citation_lines: tuple[int, int] | None = None  # where the cited lines are now (`same`)
 
     @property
     def memory_id(self) -> str:
@@ -321,6 +322,7 @@ class MemoryRecord:
     citation: str
     replaced: tuple[HistoryEntry, ...]  # what it replaced, newest first
     replaced_by_chain: tuple[HistoryEntry, ...]  # what replaced it, oldest first
+    citation_lines: tuple[int, int] | None = None  # where the cited lines are now
 
     @property
     def ref(self) -> str:
@@ -339,6 +341,8 @@ def to_jsonable(value: Any) -> Any:
         out = {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
         if isinstance(value, (Memory, Event, MemoryRecord)):
             out["ref"] = value.ref
+        if isinstance(value, Hit) and value.kind == "memory":
+            out["memory_id"] = value.ref  # the seeds' name for a recalled memory's ref
         return out
     if isinstance(value, datetime):
         return value.isoformat()

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from cairn.errors import InvalidRef
 
-_REF = re.compile(r"^(mem|evt|ret|ep|proc|doc)_(\d{1,18})$")
+_REF = re.compile(r"^(mem|evt|ret|ep|proc|doc|act|tidy)_(\d{1,18})$")
 
 
 def parse_ref(ref: str, *, kind: str) -> int:

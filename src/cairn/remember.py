@@ -14,10 +14,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cairn.code.citations import PreparedCitation, prepare_for_claim
 from cairn.context import Context
 from cairn.embeddings.base import MAX_EMBED_CHARS, Vector, fit_dimensions
 from cairn.errors import CairnError, InvalidInput, UnknownType
+from cairn.evidence import check_cites, record_cites
 from cairn.indexing import index_memory
+from cairn.lifecycle import note_restatement
 from cairn.models import (
     DURABILITIES,
     MEMORY_TYPES,
@@ -30,7 +33,9 @@ from cairn.models import (
 )
 from cairn.refs import event_ref, memory_ref
 from cairn.refusal import check_content, check_no_secrets
-from cairn.scope import current_branch, resolve_scope
+from cairn.scope import current_branch
+from cairn.sessions.ledger import claim_scope
+from cairn.sessions.relations import check_relations, relate
 from cairn.store.base import MemoryFilter
 from cairn.tags import detect_tags, normalise_tags
 from cairn.timeutil import parse_when
@@ -58,6 +63,7 @@ REMEMBER_FIELDS = frozenset(
         "session_id",
         "used",
         "embedding",
+        "relates_to",
     }
 )
 
@@ -83,6 +89,9 @@ class Claim:
     session_id: str | None
     branch: str | None
     embedding: tuple[float, ...] | None
+    used: tuple[int, ...] = ()  # memories that shaped this claim: each counts a cite
+    relates_to: tuple[int, ...] = ()  # memories this claim is associated with
+    citation: PreparedCitation | None = None  # source_ref checked and fingerprinted
 
     @property
     def content_hash(self) -> str:
@@ -126,7 +135,7 @@ def build_claim(ctx: Context, args: Mapping[str, Any], default_cwd: Path) -> Cla
         raise InvalidInput("content is required and must be text: the claim to remember.")
     check_content(content, max_bytes=ctx.settings.max_content_bytes)
     mtype = validate_type(args.get("type"))
-    scope = resolve_scope(args.get("scope"), args.get("cwd"), default_cwd=default_cwd)
+    scope = claim_scope(ctx, args, default_cwd)
     tags = normalise_tags(args["tags"]) if args.get("tags") else detect_tags(content)
     summary = _optional_text(args, "summary") or summarise(content)
     claim = Claim(
@@ -147,6 +156,11 @@ def build_claim(ctx: Context, args: Mapping[str, Any], default_cwd: Path) -> Cla
         session_id=_optional_text(args, "session_id"),
         branch=current_branch(args["cwd"]) if args.get("cwd") else None,
         embedding=_embedding(args.get("embedding")),
+        used=tuple(check_cites(ctx, _ref_list(args.get("used"), "used"), scope)),
+        relates_to=check_relations(ctx, args.get("relates_to"), scope),
+        citation=prepare_for_claim(
+            ctx, _optional_text(args, "source_ref"), args.get("cwd"), scope, default_cwd
+        ),
     )
     _refuse_secrets(claim)
     return claim
@@ -166,6 +180,24 @@ def _refuse_secrets(claim: Claim) -> None:
     for name, text in fields.items():
         if text:
             check_no_secrets(text, field=name)
+
+
+def _ref_list(value: object, name: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
+        raise InvalidInput(f"{name} must be a list of memory refs such as ['mem_12'].")
+    return list(value)
+
+
+def _link(ctx: Context, claim: Claim, memory_id: int, now: datetime) -> None:
+    """Count the claim's cites and record its associations (inside the write transaction)."""
+    record_cites(
+        ctx, claim.used, scope=claim.scope, branch=claim.branch, session_id=claim.session_id
+    )
+    relate(ctx.store, memory_id, claim.relates_to, now)
 
 
 def _optional_text(args: Mapping[str, Any], name: str) -> str | None:
@@ -239,6 +271,8 @@ def store_claim(ctx: Context, claim: Claim, vector: Vector, *, dedup: bool) -> R
             if found is not None:
                 memory_id, disposition, similarity = found
                 event_id = _record(ctx, claim, memory_id, disposition, now)
+                _link(ctx, claim, memory_id, now)
+                note_restatement(ctx, memory_id, claim.session_id, via="remember")
                 return RememberResult(
                     memory_ref(memory_id),
                     disposition,
@@ -252,6 +286,9 @@ def store_claim(ctx: Context, claim: Claim, vector: Vector, *, dedup: bool) -> R
         store.update_memory(memory_id, {"source_event_id": event_id})
         store.put_vector(memory_id, identity, vector)
         index_memory(store, memory_id, claim.content, claim.tags, claim.source_ref, claim.reason)
+        if claim.citation is not None:
+            store.put_citation(claim.citation.row(memory_id, claim.scope, now))
+        _link(ctx, claim, memory_id, now)
     return RememberResult(
         memory_ref(memory_id), "created", claim.type, claim.scope, event_ref(event_id)
     )
@@ -314,6 +351,8 @@ def _record(ctx: Context, claim: Claim, memory_id: int, disposition: str, now: d
         "source_ref": claim.source_ref,
         "disposition": disposition,
     }
+    if ctx.integration_version is not None:
+        payload["integration_version"] = ctx.integration_version
     return ctx.store.add_event(
         NewEvent(
             "remember", claim.scope, claim.session_id, now, ctx.integration, memory_id, payload

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from cairn import Cairn, Conflict, InvalidInput, Refused
 from cairn.embeddings.hashing import HashingEmbedder
+from cairn.timeutil import Clock
 
 SCOPE = "project:example/api"
 
@@ -78,11 +79,17 @@ def test_export_import_round_trip(
         assert second.getvalue() == buffer.getvalue()
 
 
-def test_imported_store_answers_recall_like_the_original(mem: Cairn, tmp_path: Path) -> None:
+def test_imported_store_answers_recall_like_the_original(
+    mem: Cairn, tmp_path: Path, clock: Clock
+) -> None:
     mem.remember("The release train leaves on Thursdays.", type="fact", scope=SCOPE)
     buffer = io.StringIO()
     mem.export(buffer)
-    with Cairn.open(tmp_path / "copy.db", embedder=HashingEmbedder(), cwd=tmp_path) as copy:
+    # The copy reads the same "now" as the original: with the real clock months later, the
+    # uncited memory would (rightly) have rested.
+    with Cairn.open(
+        tmp_path / "copy.db", embedder=HashingEmbedder(), cwd=tmp_path, clock=clock
+    ) as copy:
         copy.import_(io.StringIO(buffer.getvalue()))
         assert (
             copy.recall("release train", scope=SCOPE).refs

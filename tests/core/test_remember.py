@@ -93,6 +93,7 @@ def test_dedup_false_stores_anyway(mem: Cairn) -> None:
 
 
 def test_all_optional_fields_round_trip(mem: Cairn) -> None:
+    session = mem.activate("tidy the webhook retries", scope=SCOPE).session_id
     result = mem.remember(
         "Use `retry_with_backoff` for webhook calls.",
         type="instruction",
@@ -108,7 +109,7 @@ def test_all_optional_fields_round_trip(mem: Cairn) -> None:
         diff_text="--- a/x\n+++ b/x\n",
         diff_files=["src/hooks.py"],
         error_trace="Traceback: TimeoutError",
-        session_id="ses_abc",
+        session_id=session,
     )
     m = mem.get_memory([result.memory_id], scope=SCOPE).records[0].memory
     assert m.tags == ("webhooks", "retries")
@@ -119,7 +120,7 @@ def test_all_optional_fields_round_trip(mem: Cairn) -> None:
     assert m.occurred_at.isoformat() == "2026-07-30T10:00:00+00:00"
     assert m.diff_files == ("src/hooks.py",)
     assert m.error_trace == "Traceback: TimeoutError"
-    assert m.session_id == "ses_abc"
+    assert m.session_id == session
 
 
 def test_tags_are_detected_when_omitted(mem: Cairn) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import wraps
 from typing import Any, ParamSpec, TypeVar
@@ -17,7 +17,7 @@ import click
 
 from cairn.config import Settings
 from cairn.core import Cairn
-from cairn.errors import CairnError
+from cairn.errors import CairnError, InvalidInput
 from cairn.models import GetResult, MemoryRecord, RecallResult, to_jsonable
 
 P = ParamSpec("P")
@@ -59,6 +59,20 @@ cwd_option = click.option(
     "--cwd", type=click.Path(file_okay=False), help="Directory whose repository gives the scope."
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+session_option = click.option("--session-id", help="The open session (from `cairn activate`).")
+
+
+def json_object(text: str | None, option: str) -> dict[str, Any] | None:
+    """Parse an option holding a JSON object; a clear error when it holds anything else."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{option} is not valid JSON ({exc.msg}); give an object.") from None
+    if not isinstance(value, dict):
+        raise InvalidInput(f'{option} must be a JSON object such as {{"platform": "iOS"}}.')
+    return value
 
 
 @click.group()
@@ -95,6 +109,9 @@ def main(ctx: click.Context, store: str | None) -> None:
 @click.option("--pinned", is_flag=True, help="Always include in briefs; never decays.")
 @click.option("--occurred-at", help="When it happened (RFC 3339), if not now.")
 @click.option("--no-dedup", is_flag=True, help="Store even if an equal memory exists.")
+@session_option
+@click.option("--used", multiple=True, help="A memory that shaped this claim (repeatable).")
+@click.option("--relates-to", multiple=True, help="A memory this claim relates to (repeatable).")
 @json_option
 @click.pass_context
 @reports_errors
@@ -103,7 +120,8 @@ def remember(ctx: click.Context, /, content: str, mtype: str, **opts: Any) -> No
     if content == "-":
         content = sys.stdin.read()
     as_json, dedup = opts.pop("as_json"), not opts.pop("no_dedup")
-    opts["tags"] = list(opts["tags"]) or None
+    for name in ("tags", "used", "relates_to"):
+        opts[name] = list(opts[name]) or None
     with opened(ctx) as mem:
         result = mem.remember(content, type=mtype, dedup=dedup, **opts)
     if as_json:
@@ -125,7 +143,16 @@ def remember(ctx: click.Context, /, content: str, mtype: str, **opts: Any) -> No
 @click.option("--until", help="Only memories that occurred on or before this date.")
 @click.option("--also", multiple=True, help="Another phrasing, searched too (up to 3).")
 @click.option("--no-cut", is_flag=True, help="Top LIMIT by rank: no relative cut, no abstention.")
+@click.option("--include-resting", is_flag=True, help="Also resting memories (ranked lower).")
 @click.option("--explain", is_flag=True, help="Show each hit's score breakdown.")
+@session_option
+@click.option("--task-context", help='Facts steering this session\'s recalls, as JSON: {"k": "v"}.')
+@click.option(
+    "--evidence",
+    type=click.Choice(["references", "full"]),
+    default="references",
+    help="full adds the source records' text (1000 characters each).",
+)
 @json_option
 @click.pass_context
 @reports_errors
@@ -134,6 +161,7 @@ def recall(ctx: click.Context, /, query: str, **opts: Any) -> None:
     as_json, cut = opts.pop("as_json"), not opts.pop("no_cut")
     for name in ("types", "tags", "also"):
         opts[name] = list(opts[name]) or None
+    opts["task_context"] = json_object(opts["task_context"], "--task-context")
     with opened(ctx) as mem:
         result = mem.recall(query, cut=cut, **opts)
     if as_json:
@@ -143,19 +171,27 @@ def recall(ctx: click.Context, /, query: str, **opts: Any) -> None:
 
 
 def print_recall(result: RecallResult) -> None:
-    if not result.hits:
+    if not result.hits and not result.procedures:
         click.echo(f"nothing found in {result.scope} for {result.query!r} ({result.retrieval_id})")
         return
     for hit in result.hits:
         flags = " weak" if hit.weak else ""
+        flags += f" associated via {hit.via}" if hit.pathway == "associated" else ""
         until = f" until {hit.until:%Y-%m-%d}" if hit.until else ""
         source = f" ({hit.source_ref})" if hit.source_ref else ""
         click.echo(
             f"{hit.ref}  {hit.score:.4f}  [{hit.type}]{flags}{until}  {hit.summary}{source}"
-            f"  citation:{hit.citation}"
+            f"  citation:{hit.citation}{_lines(hit.citation_lines)}"
         )
+        if hit.kind == "brief" and hit.content:
+            for line in hit.content.splitlines():
+                click.echo(f"    {line}")
         if hit.explain:
             click.echo("    " + "  ".join(f"{k}={v:.4f}" for k, v in hit.explain.items()))
+    for procedure in result.procedures:
+        click.echo(
+            f"{procedure.procedure_id}  {procedure.score:.4f}  [procedure]  {procedure.goal}"
+        )
     click.echo(f"({len(result.hits)} hits, {result.retrieval_id})")
 
 
@@ -178,6 +214,29 @@ def show(
         print_records(result)
 
 
+def _lines(lines: tuple[int, int] | None) -> str:
+    return f" (now lines {lines[0]}-{lines[1]})" if lines else ""
+
+
+def _print_evidence(evidence: Mapping[str, Any]) -> None:
+    clients = evidence.get("clients")
+    if isinstance(clients, Mapping) and clients:
+        shown = [
+            f"{name} ({', '.join(f'{k} {v}' for k, v in tally.items())})"
+            for name, tally in clients.items()
+            if isinstance(tally, Mapping)
+        ]
+        click.echo(f"  by client: {'; '.join(shown)}")
+    for act in evidence.get("acts") or []:
+        if isinstance(act, Mapping):
+            click.echo(
+                f"  {act.get('act')}: {act.get('kind')} {act.get('subject')} {act.get('effect')}"
+                f"  (undo: cairn undo-act {act.get('act')})"
+            )
+    if evidence.get("rest"):
+        click.echo(f"  resting: {evidence['rest']}")
+
+
 def print_records(result: GetResult) -> None:
     for record in result.records:
         print_record(record)
@@ -192,12 +251,16 @@ def print_record(record: MemoryRecord) -> None:
         f"  written {m.written_at:%Y-%m-%d %H:%M:%S}Z  occurred {m.occurred_at:%Y-%m-%d}"
         + (f"  until {m.until:%Y-%m-%d %H:%M:%S}Z" if m.until else "")
     )
-    click.echo(f"  citation: {record.citation}  source_ref: {m.source_ref or '-'}")
+    click.echo(
+        f"  citation: {record.citation}{_lines(record.citation_lines)}"
+        f"  source_ref: {m.source_ref or '-'}"
+    )
     click.echo(f"  tags: {', '.join(m.tags) or '-'}  reason: {m.reason or '-'}")
     click.echo(
         f"  cited {m.cited}  confirmed {m.confirmed}  contradicted {m.contradicted}"
         f"  accessed {m.access_count}"
     )
+    _print_evidence(m.evidence)
     for line in m.content.splitlines() or [""]:
         click.echo(f"  | {line}")
     for entry in record.replaced:
@@ -301,7 +364,8 @@ def import_cmd(ctx: click.Context, path: str) -> None:
 @click.pass_context
 @reports_errors
 def stats(ctx: click.Context, /, as_json: bool, **opts: Any) -> None:
-    """Counts by type, status and scope; vectors; store size."""
+    """Counts by type, status and scope; vectors; store size; citation health; recall hit,
+    used and helped rates; index freshness."""
     with opened(ctx) as mem:
         result = mem.stats(**opts)
     if as_json:
@@ -311,8 +375,8 @@ def stats(ctx: click.Context, /, as_json: bool, **opts: Any) -> None:
         f"{result['memories']} memories in {result['store']['location']} "
         f"({result['store']['size_bytes']} bytes)"
     )
-    for title in ("by_type", "by_status", "by_scope", "vectors"):
-        counts = result[title]
+    for title in ("by_type", "by_status", "by_scope", "vectors", "citations", "recall", "index"):
+        counts = result.get(title) or {}
         click.echo(f"{title}: " + (", ".join(f"{k}={v}" for k, v in counts.items()) or "-"))
 
 
@@ -322,10 +386,16 @@ def register(command: click.Command) -> None:
 
 def _load_plugins() -> None:
     # Command groups that live in their own modules keep this file small.
-    from cairn.adapters import cli_bench, cli_demo
+    from cairn.adapters import cli_bench, cli_code, cli_demo, cli_mcp, cli_sessions
 
     register(cli_bench.bench)
     register(cli_demo.demo)
+    register(cli_mcp.mcp_command)
+    register(cli_mcp.serve_command)
+    for command in cli_sessions.COMMANDS:
+        register(command)
+    for command in cli_code.COMMANDS:
+        register(command)
 
 
 _load_plugins()

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from cairn.code.records import ActRow, BranchGoal, BriefSession, CitationRow, NewAct, ProposalRow
 from cairn.embeddings.base import Vector
 from cairn.models import Contribution, Event, Memory, NewEvent, NewMemory
 from cairn.sessions.models import (
@@ -183,7 +184,92 @@ class SessionStore(Protocol):
     def get_procedure_vectors(self, ids: Sequence[int], identity: str) -> dict[int, Vector]: ...
 
 
-class Store(SessionStore, Protocol):
+class CodeStore(Protocol):
+    """Code awareness and the lifecycle (migration 0003): citations, branch goals, acts, tidy
+    proposals, and the lookups the brief, the acts, resting and stats need.
+
+    `cited_on_branch` reads the cites made on the branch, or in a session opened on it.
+    `upsert_proposal` never reopens a decided (accepted, declined) proposal.
+    """
+
+    def put_citation(self, citation: CitationRow) -> None: ...
+
+    def get_citations(self, memory_ids: Sequence[int]) -> dict[int, CitationRow]: ...
+
+    def current_citations(self, scopes: Sequence[str] | None) -> list[CitationRow]: ...
+
+    def memories_citing_commit(self, scope: str, sha: str) -> list[int]: ...
+
+    def rewrite_commit_citations(self, pairs: Sequence[tuple[str, str]]) -> int: ...
+
+    def citation_roots(self, scope: str, limit: int) -> list[str]: ...
+
+    def set_branch_goal(self, goal: BranchGoal) -> None: ...
+
+    def get_branch_goal(self, scope: str, branch: str) -> BranchGoal | None: ...
+
+    def branch_memories(
+        self, scopes: Sequence[str], branch: str, types: Sequence[str], limit: int
+    ) -> list[Memory]: ...
+
+    def branch_sessions(self, scope: str, branch: str, limit: int) -> list[BriefSession]: ...
+
+    def add_cite(
+        self,
+        memory_id: int,
+        *,
+        scope: str | None,
+        branch: str | None,
+        session_id: str | None,
+        integration: str | None,
+        at: datetime,
+    ) -> None: ...
+
+    def cited_on_branch(self, scope: str, branch: str) -> list[int]: ...
+
+    def cites_in(self, scopes: Sequence[str] | None) -> list[tuple[int, str | None, datetime]]: ...
+
+    def events_of_kind(self, kinds: Sequence[str], scopes: Sequence[str] | None) -> list[Event]: ...
+
+    def add_act(self, act: NewAct) -> int: ...
+
+    def get_act(self, act_id: int) -> ActRow | None: ...
+
+    def acts_in(self, scope: str, kinds: Sequence[str], limit: int) -> list[ActRow]: ...
+
+    def mark_act_undone(self, act_id: int, at: datetime) -> None: ...
+
+    def idle_memories(self, scopes: Sequence[str], before: datetime) -> list[Memory]: ...
+
+    def current_memories(
+        self,
+        scopes: Sequence[str],
+        *,
+        types: Sequence[str] | None = None,
+        statuses: Sequence[str] = ("active",),
+        limit: int = 2000,
+    ) -> list[Memory]: ...
+
+    def index_health(self, scopes: Sequence[str] | None) -> dict[str, Any]: ...
+
+    def upsert_proposal(
+        self,
+        scope: str,
+        kind: str,
+        key: str,
+        memory_ids: Sequence[int],
+        payload: Mapping[str, Any],
+        at: datetime,
+    ) -> ProposalRow: ...
+
+    def get_proposal(self, proposal_id: int) -> ProposalRow | None: ...
+
+    def proposals(self, scope: str, statuses: Sequence[str]) -> list[ProposalRow]: ...
+
+    def set_proposal_status(self, proposal_id: int, status: str, at: datetime | None) -> None: ...
+
+
+class Store(SessionStore, CodeStore, Protocol):
     @property
     def location(self) -> str: ...
 

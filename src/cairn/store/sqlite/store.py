@@ -21,7 +21,9 @@ from cairn.store.base import (
     LexicalStats,
     MemoryFilter,
 )
+from cairn.store.sqlite.code import CodeRows
 from cairn.store.sqlite.connection import Connections, ensure_parent, migrate
+from cairn.store.sqlite.procedures import ProcedureRows
 from cairn.store.sqlite.rows import (
     EVENT_COLUMNS,
     MEMORY_COLUMNS,
@@ -32,7 +34,6 @@ from cairn.store.sqlite.rows import (
     memory_from_row,
     new_memory_params,
 )
-from cairn.store.sqlite.procedures import ProcedureRows
 from cairn.store.sqlite.sessions import SessionRows
 from cairn.store.sqlite.vectors import VectorIndex
 from cairn.timeutil import to_micros
@@ -42,7 +43,7 @@ _FILTERED_COLUMNS = frozenset({"status", "until", "type", "occurred_at", "writte
 _CHUNK = 500  # keeps `IN (...)` lists under SQLite's variable limit
 
 
-class SqliteStore(SessionRows, ProcedureRows):
+class SqliteStore(SessionRows, ProcedureRows, CodeRows):
     backend = "sqlite"
 
     def __init__(self, path: str, *, busy_timeout_ms: int = 30_000) -> None:

@@ -1,0 +1,213 @@
+"""What a recall adds around its ranked memories: feedback, associations, procedures,
+provenance and evidence.
+
+The ranking pipeline (`cairn.ranking.recall`) hands over scored memories; this module applies
+the feedback multiplier, appends the memories associated with the direct hits, ranks the
+scope's procedures for the same phrasings, says where each memory came from (`provenance`) and
+gathers the raw source records under the hits (`evidence`).
+
+Evidence is bounded by `Settings.max_evidence_records` for the whole answer and shared out
+round-robin, so every hit gets its first record before any hit gets a second;
+`evidence_truncated` says more existed. In `full` mode each record carries its text cut at
+`EVIDENCE_CHARS` with a `truncated` flag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from cairn.context import Context
+from cairn.errors import InvalidInput
+from cairn.models import EvidenceRecord, Hit, Memory, ProcedureHit, Provenance, RecallResult
+from cairn.ranking.feedback import memory_feedback_multiplier
+from cairn.ranking.recall import RecallQuery, Scored
+from cairn.sessions.models import Session
+from cairn.sessions.procedures import rank_procedures
+from cairn.sessions.relations import associated
+
+EVIDENCE_MODES = ("references", "full")
+EVIDENCE_CHARS = 1_000
+SOURCE_EVENT_KINDS = frozenset({"remember", "correct"})
+# Associated memories do not count toward `limit` but are bounded: at most this many, or
+# `limit` when that is larger.
+MIN_ASSOCIATED = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    hits: tuple[Hit, ...]
+    procedures: tuple[ProcedureHit, ...]
+    evidence: tuple[EvidenceRecord, ...]
+    evidence_truncated: bool
+    evidence_mode: str
+
+    @property
+    def refs(self) -> list[str]:
+        return [h.ref for h in self.hits] + [p.procedure_id for p in self.procedures]
+
+    def result(
+        self, retrieval_id: str, request: RecallQuery, scope: str, session: Session | None
+    ) -> RecallResult:
+        return RecallResult(
+            retrieval_id=retrieval_id,
+            query=request.text,
+            scope=scope,
+            hits=self.hits,
+            as_of=request.filt.as_of,
+            procedures=self.procedures,
+            evidence=self.evidence,
+            evidence_mode=self.evidence_mode,
+            evidence_truncated=self.evidence_truncated,
+            session_id=session.id if session is not None else None,
+        )
+
+
+def check_evidence_mode(value: object) -> str:
+    if value not in EVIDENCE_MODES:
+        raise InvalidInput(
+            f"evidence {value!r} is not a mode; use 'references' (default: metadata of the "
+            "source records) or 'full' (adds their text, 1000 characters each)."
+        )
+    return str(value)
+
+
+def reweigh(ranked: Sequence[Scored]) -> list[Scored]:
+    """Scores times the feedback multiplier, re-sorted (the multiplier shows in `parts`)."""
+    out = []
+    for scored in ranked:
+        factor = memory_feedback_multiplier(scored.memory.evidence)
+        parts = {**scored.parts, "feedback": factor}
+        out.append(replace(scored, score=scored.score * factor, parts=parts))
+    return sorted(out, key=lambda s: (-s.score, -s.memory.id))
+
+
+def complete(
+    ctx: Context,
+    request: RecallQuery,
+    ranked: Sequence[Scored],
+    scope: str,
+    evidence: str,
+    make_hit: Callable[[Scored], Hit],
+    *,
+    explain: bool = False,
+) -> Completed:
+    """The whole answer around the ranked memories (which are already cut to `limit`)."""
+    direct = [make_hit(s) for s in ranked]
+    cap = max(request.limit, MIN_ASSOCIATED)
+    extra = associated(ctx, [(s.memory, s.score) for s in ranked], request.filt, cap)
+    linked = [
+        replace(
+            make_hit(Scored(a.memory, a.score, parts={"association": a.score})),
+            pathway="associated",
+            via=a.via.ref,
+        )
+        for a in extra
+    ]
+    memories = [s.memory for s in ranked] + [a.memory for a in extra]
+    sources = provenance(ctx, memories, scope)
+    hits = tuple(replace(h, provenance=sources.get(h.ref)) for h in [*direct, *linked])
+    procedures = rank_procedures(
+        ctx,
+        (request.text, *request.also),
+        request.filt.scopes,
+        as_of=request.filt.as_of,
+        explain=explain,
+    )
+    records, truncated = evidence_records(
+        ctx, memories, full=evidence == "full", limit=ctx.settings.max_evidence_records
+    )
+    return Completed(hits, tuple(procedures), tuple(records), truncated, evidence)
+
+
+def provenance(ctx: Context, memories: Sequence[Memory], scope: str) -> dict[str, Provenance]:
+    """Per memory ref: the call that wrote it, the client and version, and a foreign scope."""
+    event_ids = [m.source_event_id for m in memories if m.source_event_id is not None]
+    events = {e.id: e for e in ctx.store.get_events(event_ids)}
+    out: dict[str, Provenance] = {}
+    for memory in memories:
+        event = events.get(memory.source_event_id) if memory.source_event_id else None
+        version = event.payload.get("integration_version") if event else None
+        out[memory.ref] = Provenance(
+            source_kind=event.kind if event else "unknown",
+            integration=(event.integration if event else None) or memory.integration,
+            integration_version=str(version) if version is not None else None,
+            origin_scope=memory.scope if memory.scope != scope else None,
+        )
+    return out
+
+
+def evidence_records(
+    ctx: Context, memories: Sequence[Memory], *, full: bool, limit: int
+) -> tuple[list[EvidenceRecord], bool]:
+    """The source records under the memories, shared out round-robin, at most `limit`."""
+    queues = [_sources(ctx, memory, full, limit + 1) for memory in memories]
+    chosen: dict[str, EvidenceRecord] = {}
+    supports: dict[str, list[str]] = {}
+    depth = max((len(q) for q in queues), default=0)
+    for round_ in range(depth):
+        for memory, queue in zip(memories, queues, strict=True):
+            if round_ < len(queue):
+                record = queue[round_]
+                chosen.setdefault(record.evidence_id, record)
+                refs = supports.setdefault(record.evidence_id, [])
+                if memory.ref not in refs:
+                    refs.append(memory.ref)
+    records = [replace(r, supports=tuple(supports[key])) for key, r in chosen.items()]
+    return records[:limit], len(records) > limit
+
+
+def _sources(ctx: Context, memory: Memory, full: bool, limit: int) -> list[EvidenceRecord]:
+    records: list[EvidenceRecord] = []
+    for event in ctx.store.events_for_memory(memory.id, limit=limit):
+        if event.kind not in SOURCE_EVENT_KINDS:
+            continue
+        occurred = memory.occurred_at if event.id == memory.source_event_id else event.at
+        text = str(event.payload.get("content", "")) if full else None
+        cut = bool(event.payload.get("truncated")) if full else False
+        records.append(
+            _record(f"evt_{event.id}", "event", event.at, occurred, event.id, memory.ref, text, cut)
+        )
+    if memory.session_id is not None:
+        for episode in ctx.store.episodes_for_sessions([memory.session_id]):
+            text = (
+                f"{episode.task}\noutcome: {episode.outcome}\n{episode.summary}" if full else None
+            )
+            records.append(
+                _record(
+                    episode.ref,
+                    "episode",
+                    episode.ended_at,
+                    episode.started_at,
+                    episode.id,
+                    memory.ref,
+                    text,
+                    False,
+                )
+            )
+    return records
+
+
+def _record(
+    evidence_id: str,
+    kind: str,
+    recorded: datetime,
+    occurred: datetime,
+    number: int,
+    supports: str,
+    text: str | None,
+    already_cut: bool,
+) -> EvidenceRecord:
+    content = None if text is None else text[:EVIDENCE_CHARS]
+    truncated = None if text is None else (already_cut or len(text) > EVIDENCE_CHARS)
+    return EvidenceRecord(
+        evidence_id,
+        kind,
+        recorded,
+        occurred,
+        {"kind": kind, "id": number},
+        (supports,),
+        content,
+        truncated,
+    )
