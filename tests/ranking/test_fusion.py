@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cairn.ranking.fusion import (
+    RECIPE,
+    blend_dense,
+    covers_query,
+    fuse_scores,
+    max_normalise,
+    neighbour_context,
+    neighbour_window,
+    ranked,
+    reciprocal_rank,
+    relative_cut,
+)
+
+
+def test_max_normalise_puts_the_best_at_one() -> None:
+    assert max_normalise({"a": 4.0, "b": 1.0}) == {"a": 1.0, "b": 0.25}
+    assert max_normalise({"a": 0.0}) == {"a": 0.0}
+    assert max_normalise({}) == {}
+
+
+def test_fuse_mixes_normalised_lexical_with_raw_dense() -> None:
+    fused = fuse_scores({"a": 10.0, "b": 5.0}, {"a": 0.2, "b": 0.6, "c": 0.5}, lexical_weight=0.4)
+    assert fused["a"] == pytest.approx(0.6 * 0.2 + 0.4 * 1.0)
+    assert fused["b"] == pytest.approx(0.6 * 0.6 + 0.4 * 0.5)
+    assert fused["c"] == pytest.approx(0.6 * 0.5)
+
+
+def test_fuse_lets_a_strong_keyword_match_beat_a_vague_neighbour() -> None:
+    fused = fuse_scores({"exact": 8.0}, {"exact": 0.30, "vague": 0.45}, RECIPE.lexical_weight)
+    assert ranked(fused)[0][0] == "exact"
+
+
+def test_blend_dense_falls_back_to_own_cosine_without_a_window() -> None:
+    blended = blend_dense({"a": 0.4, "b": 0.6}, {"a": 0.8}, own_weight=0.5)
+    assert blended == {"a": pytest.approx(0.6), "b": pytest.approx(0.6)}
+
+
+def test_neighbour_window_and_context_stay_inside_the_list() -> None:
+    texts = ["t0", "t1", "t2", "t3", "t4"]
+    assert neighbour_window(texts, 0, 2, 2) == "t0\nt1\nt2"
+    assert neighbour_window(texts, 3, 2, 2) == "t1\nt2\nt3\nt4"
+    assert neighbour_context(texts, 2, 1, 1) == "t1 t3"
+    assert neighbour_context(texts, 0, 2, 0) == ""
+
+
+def test_reciprocal_rank_rewards_agreement() -> None:
+    fused = reciprocal_rank([{"a": 3.0, "b": 2.0}, {"b": 0.9, "c": 0.8}], k=1.0)
+    assert ranked(fused)[0][0] == "b"
+    with pytest.raises(ValueError, match="one weight per ranking"):
+        reciprocal_rank([{"a": 1.0}], weights=[1.0, 2.0])
+
+
+def test_relative_cut_keeps_the_best_and_near_ties() -> None:
+    cut = relative_cut([("a", 1.0), ("b", 0.75), ("c", 0.69)], ratio=0.7)
+    assert [key for key, _ in cut] == ["a", "b"]
+    assert relative_cut([], 0.7) == []
+    assert relative_cut([("only", 0.0)], 0.7) == [("only", 0.0)]
+
+
+def test_covers_query_needs_closeness_or_keyword_coverage() -> None:
+    kw = {"min_cosine": RECIPE.min_cosine, "min_coverage": RECIPE.min_coverage}
+    assert covers_query(0.5, 0.0, **kw)
+    assert covers_query(0.1, 1.0, **kw)
+    assert not covers_query(0.2, 0.3, **kw)
+
+
+def test_ranked_is_deterministic_on_ties() -> None:
+    assert ranked({"b": 1.0, "a": 1.0, "c": 2.0}) == [("c", 2.0), ("a", 1.0), ("b", 1.0)]
+
+
+@given(
+    st.dictionaries(st.text(min_size=1, max_size=3), st.floats(0, 50), max_size=8),
+    st.dictionaries(st.text(min_size=1, max_size=3), st.floats(-1, 1), max_size=8),
+)
+def test_fused_scores_stay_bounded(lexical: dict[str, float], dense: dict[str, float]) -> None:
+    fused = fuse_scores(lexical, dense, 0.35)
+    assert set(fused) == set(lexical) | set(dense)
+    for value in fused.values():
+        assert -1.0 <= value <= 1.0 + 1e-9
