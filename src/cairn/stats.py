@@ -1,7 +1,10 @@
-"""stats: what is in the store, at a glance."""
+"""stats: what is in the store, how healthy its citations and index are, how recall serves."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from cairn.store.base import Store
@@ -22,3 +25,68 @@ def store_stats(store: Store, scopes: tuple[str, ...] | None) -> dict[str, Any]:
             "size_bytes": store.size_bytes(),
         },
     }
+
+
+def citation_health(statuses: Iterable[str]) -> dict[str, int]:
+    """How many current citations read same, changed, gone and unchecked."""
+    counts = Counter(statuses)
+    return {name: counts.get(name, 0) for name in ("same", "changed", "gone", "unchecked")}
+
+
+def recall_rates(store: Store, scopes: tuple[str, ...] | None) -> dict[str, Any]:
+    """How recall serves its callers, from the event log.
+
+    - hit rate: recalls that returned at least one memory, of all recalls;
+    - used rate: of those, recalls of which a returned memory was then used — marked `used`
+      in feedback, or cited (`used` on remember) later in the same scope;
+    - helped rate: of the recalls that got feedback, those where a memory `helped`.
+    """
+    scope_list = list(scopes) if scopes is not None else None
+    recalls = store.events_of_kind(["recall"], scope_list)
+    cites = store.cites_in(scope_list)
+    feedback = store.events_of_kind(["feedback"], scope_list)
+    assessed: dict[str, list[Mapping[str, Any]]] = {}
+    for event in feedback:
+        items = event.payload.get("assessments")
+        if isinstance(items, list):
+            key = str(event.payload.get("retrieval_id"))
+            assessed.setdefault(key, []).extend(i for i in items if isinstance(i, Mapping))
+    cited_at: dict[tuple[str | None, str], list[datetime]] = {}
+    for memory_id, scope, at in cites:
+        cited_at.setdefault((scope, f"mem_{memory_id}"), []).append(at)
+    with_hits = used = helped = got_feedback = 0
+    for recall in recalls:
+        refs = [r for r in recall.payload.get("refs", []) if str(r).startswith("mem_")]
+        if not refs:
+            continue
+        with_hits += 1
+        items = assessed.get(f"ret_{recall.id}", [])
+        got_feedback += bool(items)
+        helped += any(i.get("effect") == "helped" for i in items)
+        later_cite = any(
+            at >= recall.at for ref in refs for at in cited_at.get((recall.scope, ref), [])
+        )
+        used += later_cite or any(i.get("used") is True for i in items)
+    return {
+        "recalls": len(recalls),
+        "with_hits": with_hits,
+        "hit_rate": _rate(with_hits, len(recalls)),
+        "used_rate": _rate(used, with_hits),
+        "helped_rate": _rate(helped, got_feedback),
+        "with_feedback": got_feedback,
+    }
+
+
+def index_freshness(store: Store, scopes: tuple[str, ...] | None) -> dict[str, Any]:
+    """Whether every current memory is indexed (vector and lexical) under one embedder."""
+    health = store.index_health(list(scopes) if scopes is not None else None)
+    health["fresh"] = (
+        health["without_vector"] == 0
+        and health["without_lexical"] == 0
+        and len(health["vector_identities"]) <= 1
+    )
+    return health
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return None if whole == 0 else round(part / whole, 4)

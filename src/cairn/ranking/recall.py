@@ -6,6 +6,7 @@ here and in the sibling modules, so SQLite and PostgreSQL rank identically.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -13,6 +14,7 @@ from cairn.context import Context
 from cairn.embeddings.base import Vector
 from cairn.models import Memory
 from cairn.ranking.lexical import BM25F, AnalysedDoc, CorpusStats, query_terms
+from cairn.ranking.signals import signal_parts
 from cairn.store.base import LEXICAL_FIELDS, LexicalRow, MemoryFilter
 
 LEXICAL_POOL = 200
@@ -70,7 +72,9 @@ def _retrieve_one(ctx: Context, text: str, query: RecallQuery) -> list[Scored]:
             "dense": dense.get(memory_id, 0.0),
             "fused": score,
         }
-        out.append(Scored(memory, score, parts=parts))
+        factors = signal_parts(memory, ctx.clock())
+        parts.update(factors)
+        out.append(Scored(memory, score * math.prod(factors.values()), parts=parts))
     return out
 
 
