@@ -180,3 +180,27 @@ def test_branch_brief_from_git(mem: Cairn, tmp_path: Path) -> None:
     plain.mkdir()
     empty = mem.activate("not a repository", cwd=plain)
     assert empty.branch.branch is None and empty.branch.commits == ()
+
+
+def test_activate_brief_carries_goal_and_open_items_of_the_branch(
+    mem: Cairn, tmp_path: Path
+) -> None:
+    repo = tmp_path / "work"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "t@example.com")
+    _git(repo, "config", "user.name", "T")
+    (repo / "a.txt").write_text("a")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "initial")
+    _git(repo, "checkout", "-q", "-b", "feature/export")
+    (repo / "b.txt").write_text("b")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "start the exporter")
+    task = mem.remember("Write the JSONL exporter.", type="task", cwd=repo)
+    question = mem.remember("Should exports include vectors?", type="open_question", cwd=repo)
+    brief = mem.activate("finish the exporter", cwd=repo)
+    assert brief.branch.branch == "feature/export"
+    assert brief.branch.goal == "finish the exporter"
+    assert {i.ref for i in brief.branch.open_items} == {task.memory_id, question.memory_id}
+    assert [c.subject for c in brief.branch.commits] == ["start the exporter"]

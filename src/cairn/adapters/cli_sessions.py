@@ -64,6 +64,10 @@ def print_brief(brief: Brief) -> None:
             )
     if brief.branch.branch or brief.branch.commits:
         click.echo(f"branch: {brief.branch.branch or '(detached)'}")
+        if brief.branch.goal:
+            click.echo(f"  goal: {brief.branch.goal}")
+        for item in brief.branch.open_items:
+            click.echo(f"  open {item.ref} [{item.type}] {item.summary}")
         for commit in brief.branch.commits:
             click.echo(f"  {commit.sha} {commit.subject}")
     for hit in brief.memories:

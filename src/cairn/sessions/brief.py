@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from cairn.code.brief import branch_brief as full_branch_brief
 from cairn.context import Context
 from cairn.errors import InvalidInput
 from cairn.models import Hit, Memory, NewEvent, ProcedureHit
@@ -85,7 +86,7 @@ def activate(
 ) -> Brief:
     text = _check_task(task)
     context = check_context(task_context)
-    branch = branch_brief(cwd)
+    branch = _branch(ctx, cwd, scope, text)
     session = Session(
         new_session_id(),
         scope,
@@ -232,17 +233,39 @@ def _pack(
     return packed
 
 
+def _branch(ctx: Context, cwd: Path | None, scope: str, task: str) -> BranchBrief:
+    """The full branch brief (goal, open items, sessions, commits since the base branch); the
+    minimal one (branch and latest commits) where there is no branch to describe, e.g. on a
+    detached HEAD."""
+    full = full_branch_brief(ctx, cwd, scope, session_goal=task)
+    if full is None:
+        return branch_brief(cwd)
+    return BranchBrief(
+        full.branch,
+        tuple(CommitLine(c.sha[:12], c.subject) for c in full.recent_commits),
+        goal=full.goal,
+        open_items=full.open_items,
+        recent_sessions=full.recent_sessions,
+    )
+
+
 def _pack_branch(budget: _Budget, branch: BranchBrief) -> BranchBrief:
     if branch.branch is None and not branch.commits:
         return branch
     if not budget.take(len(branch.branch or "") + ITEM_OVERHEAD):
         return BranchBrief(None)
+    goal = branch.goal if branch.goal and budget.take(len(branch.goal)) else None
+    items = []
+    for item in branch.open_items:
+        if not budget.take(len(item.summary) + ITEM_OVERHEAD):
+            break
+        items.append(item)
     kept: list[CommitLine] = []
     for commit in branch.commits:
         if not budget.take(len(commit.sha) + len(commit.subject) + 2):
             break
         kept.append(commit)
-    return replace(branch, commits=tuple(kept))
+    return replace(branch, commits=tuple(kept), goal=goal, open_items=tuple(items))
 
 
 def _procedure_cost(p: ProcedureHit) -> int:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from cairn.code.records import BriefItem, BriefSession
 from cairn.models import Contribution, Hit, ProcedureEvidence, ProcedureHit
 
 OUTCOMES: tuple[str, ...] = ("success", "partial", "failure", "unknown")
@@ -192,8 +193,13 @@ class CommitLine:
 
 @dataclass(frozen=True, slots=True)
 class BranchBrief:
+    """The branch part of a brief: what is checked out, its goal, what is open on it."""
+
     branch: str | None
     commits: tuple[CommitLine, ...] = ()
+    goal: str | None = None
+    open_items: tuple[BriefItem, ...] = ()
+    recent_sessions: tuple[BriefSession, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
