@@ -78,9 +78,11 @@ class VectorIndex:
             self._blocks[key] = block
         rows = conn.execute(
             "SELECT m.id, v.vector, m.status, m.type, m.written_at, m.occurred_at, m.until "
-            "FROM vectors v JOIN memories m ON m.id = v.memory_id "
+            # CROSS JOIN pins vectors as the outer loop, so only rows past `last_id` are read
+            # (the planner otherwise walks every memory of the scope on each call).
+            "FROM vectors v CROSS JOIN memories m ON m.id = v.memory_id "
             f"WHERE v.identity = ? AND v.memory_id > ? AND m.scope IN ({_marks(scopes)}) "
-            "ORDER BY m.id",
+            "ORDER BY v.memory_id",
             (identity, block.last_id, *scopes),
         ).fetchall()
         if rows:
