@@ -1,0 +1,286 @@
+"""PostgreSQL connections: a psycopg pool, one connection bound per thread inside a transaction,
+and one advisory lock that serialises writers.
+
+Reads outside a transaction borrow a pooled connection (autocommit) for one statement and give
+it back, so readers never wait for writers (MVCC). `transaction()` borrows a connection, binds it
+to the calling thread until the outermost block ends, and every store call that thread makes in
+between joins it, exactly like the SQLite backend's thread-local connection.
+
+Write serialisation. The core's read-check-write sequences (deduplication: "find by hash, else
+nearest, else insert"; corrections: "read the chain, then replace") run inside `transaction()`
+and must behave as under SQLite's `BEGIN IMMEDIATE`: no other writer may commit in between.
+Every write transaction therefore starts with
+
+    BEGIN; SET LOCAL lock_timeout = <busy_timeout_ms>; SELECT pg_advisory_xact_lock(<key>)
+
+with one fixed key per database. The lock is released at COMMIT or ROLLBACK, waits at most the
+busy timeout (then `StoreBusy`, retryable), and - since READ COMMITTED gives every statement a
+fresh snapshot - each read after the lock sees everything committed before it. A lock per scope
+was considered and rejected: `transaction()` does not know the scope when it starts, locks taken
+lazily as scopes are touched can deadlock when two transactions touch two scopes in opposite
+orders, and id-based sequences (corrections, tidy) would need their own scheme. PostgreSQL is
+chosen for sharing one store between hosts, not for parallel writers; write transactions are a
+few milliseconds long, so one lock costs little. Other clients of the same database are not
+affected: advisory locks only conflict with the same key.
+
+Nested `transaction()` blocks join the outer one without savepoints, as under SQLite. Unlike
+SQLite, a failed SQL statement aborts the whole PostgreSQL transaction, so a caller must not
+catch a `StoreError` inside a transaction and carry on writing; it is raised again at commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+import psycopg.errors
+from psycopg.pq import TransactionStatus
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
+
+from cairn.errors import CairnError, Conflict, InvalidInput, StoreBusy, StoreError
+from cairn.store.migrations import load_migrations
+from cairn.store.postgres.options import PoolOptions
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+
+# One key per database for "a cairn writer is inside a transaction" (64-bit, from a fixed name).
+WRITE_LOCK_KEY = int.from_bytes(hashlib.sha256(b"cairn:write").digest()[:8], "big", signed=True)
+_CONNECT_TIMEOUT_S = 10
+_MIN_PGVECTOR = (0, 5)  # HNSW
+_ITERATIVE_PGVECTOR = (0, 8)  # hnsw.iterative_scan
+
+
+class Database:
+    """A pool plus the thread binding and locking that make `transaction()` behave."""
+
+    def __init__(self, conninfo: str, options: PoolOptions, *, display: str) -> None:
+        self.display = display
+        self.options = options
+        self._conninfo = conninfo
+        self._local = threading.local()
+        self._begin = (
+            f"BEGIN; SET LOCAL lock_timeout = '{int(options.busy_timeout_ms)}ms'; "
+            f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"
+        )
+        with self._translate():
+            self.pgvector = migrate(self._connect_once(), self._begin, display)
+        self._session_sql = _session_settings(self.pgvector, options.hnsw_ef_search)
+        self._pool: ConnectionPool[Conn] = ConnectionPool(
+            conninfo,
+            min_size=options.pool_min_size,
+            max_size=options.pool_max_size,
+            timeout=options.pool_timeout,
+            kwargs={"autocommit": True, "connect_timeout": _CONNECT_TIMEOUT_S},
+            configure=self._configure,
+            name=f"cairn {display}",
+            open=True,
+        )
+
+    @property
+    def iterative_scan(self) -> bool:
+        return self.pgvector >= _ITERATIVE_PGVECTOR
+
+    def _connect_once(self) -> Conn:
+        try:
+            return psycopg.connect(
+                self._conninfo, autocommit=True, connect_timeout=_CONNECT_TIMEOUT_S
+            )
+        except psycopg.OperationalError as exc:
+            raise StoreError(
+                f"cannot connect to PostgreSQL at {self.display}: {_first_line(exc)}. Check that "
+                "the server is running and that the URL's host, port, user, password and "
+                "database are right (CAIRN_URL)."
+            ) from exc
+
+    def _configure(self, conn: Conn) -> None:
+        conn.execute(self._session_sql)
+
+    # connections ---------------------------------------------------------------------------
+    @contextmanager
+    def connection(self) -> Iterator[Conn]:
+        """The thread's transaction connection if it has one, else a pooled one (autocommit)."""
+        bound: Conn | None = getattr(self._local, "conn", None)
+        if bound is not None:
+            with self._translate():
+                yield bound
+            return
+        with self._translate(), self._pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[Conn]:
+        """A write transaction holding the write lock; nested calls join the outermost one."""
+        local = self._local
+        bound: Conn | None = getattr(local, "conn", None)
+        if bound is not None:
+            local.depth += 1
+            try:
+                with self._translate():
+                    yield bound
+            finally:
+                local.depth -= 1
+            return
+        with self._translate(), self._pool.connection() as conn:
+            try:
+                conn.execute(self._begin)
+                local.conn, local.depth = conn, 1
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                _rollback(conn)
+                raise
+            finally:
+                local.conn, local.depth = None, 0
+
+    @property
+    def in_transaction(self) -> bool:
+        return getattr(self._local, "conn", None) is not None
+
+    def close(self) -> None:
+        self._pool.close()
+
+    @contextmanager
+    def _translate(self) -> Iterator[None]:
+        """Turn driver and pool errors into cairn's error tree, saying what to do."""
+        try:
+            yield
+        except CairnError:
+            raise
+        except (psycopg.Error, PoolTimeout, PoolClosed) as exc:
+            raise translate(exc, self.display, self.options) from exc
+
+
+def translate(exc: Exception, display: str, options: PoolOptions) -> CairnError:
+    if isinstance(exc, PoolTimeout):
+        return StoreBusy(
+            f"all {options.pool_max_size} pooled connections to {display} stayed busy for "
+            f"{options.pool_timeout:g}s; retry, or raise pool_max_size in the URL."
+        )
+    if isinstance(exc, PoolClosed):
+        return StoreError(f"the store at {display} is closed; open it again.")
+    if isinstance(exc, psycopg.errors.LockNotAvailable):
+        return StoreBusy(
+            f"the store at {display} stayed locked by another writer past the busy timeout "
+            f"({options.busy_timeout_ms} ms); retry, or raise busy_timeout_ms in the URL."
+        )
+    if isinstance(exc, psycopg.errors.DeadlockDetected | psycopg.errors.SerializationFailure):
+        return StoreBusy(f"a concurrent write to {display} conflicted with this one; retry it.")
+    if isinstance(exc, psycopg.errors.UniqueViolation):
+        return Conflict(
+            f"the write collides with a row the store at {display} already holds "
+            f"({_first_line(exc)}); import into an empty store or skip records already copied."
+        )
+    if isinstance(exc, psycopg.DataError):
+        return InvalidInput(
+            f"PostgreSQL cannot store this value ({_first_line(exc)}); remove what it names "
+            "(NUL characters in text, NaN or infinity in a vector) and retry."
+        )
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreError(
+            f"lost or could not open a connection to PostgreSQL at {display}: "
+            f"{_first_line(exc)}. Check that the server is running, then retry."
+        )
+    return StoreError(f"the store at {display} failed: {_first_line(exc)}")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _rollback(conn: Conn) -> None:
+    if conn.closed or conn.info.transaction_status == TransactionStatus.IDLE:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except psycopg.OperationalError:
+        # The connection is gone; the pool discards it and the server already rolled back.
+        return
+
+
+def _session_settings(pgvector: tuple[int, ...], ef_search: int) -> str:
+    """Per-connection settings: UTC for timestamptz, and pgvector's HNSW search knobs."""
+    statements = ["SET TIME ZONE 'UTC'", f"SET hnsw.ef_search = {int(ef_search)}"]
+    if pgvector >= _ITERATIVE_PGVECTOR:
+        # Keep scanning the graph until enough rows pass the filter (pgvector >= 0.8).
+        statements.append("SET hnsw.iterative_scan = relaxed_order")
+    return "; ".join(statements)
+
+
+# migrations --------------------------------------------------------------------------------
+def migrate(conn: Conn, begin: str, display: str) -> tuple[int, ...]:
+    """Apply the numbered migrations not yet recorded; return pgvector's version.
+
+    Each migration runs in its own transaction under the write lock, so two processes opening
+    a new store at once apply it once. The connection is closed afterwards.
+    """
+    with conn:
+        migrations = load_migrations("cairn.store.postgres")
+        known = migrations[-1].version if migrations else 0
+        for migration in migrations:
+            _apply(conn, begin, display, migration.version, migration.name, migration.sql, known)
+        row = conn.execute(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+        ).fetchone()
+    version = _version(str(row[0]) if row else "0")
+    if version < _MIN_PGVECTOR:
+        raise StoreError(
+            f"the database at {display} has pgvector {row[0] if row else 'missing'}; cairn needs "
+            "0.5 or newer (HNSW). Run ALTER EXTENSION vector UPDATE as a superuser."
+        )
+    return version
+
+
+def _apply(
+    conn: Conn, begin: str, display: str, version: int, name: str, sql: str, known: int
+) -> None:
+    conn.execute(begin)
+    try:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)"
+        )
+        row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        current = int(row[0] or 0) if row else 0
+        if current > known:
+            raise StoreError(
+                f"the store at {display} has schema version {current}, newer than this cairn "
+                f"knows ({known}); upgrade cairn-memory."
+            )
+        if version > current:
+            _run_migration(conn, display, sql)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (%s, %s, now())",
+                (version, name),
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        _rollback(conn)
+        raise
+
+
+def _run_migration(conn: Conn, display: str, sql: str) -> None:
+    try:
+        conn.execute(sql.encode("utf-8"))  # several statements, so no parameters
+    except (
+        psycopg.errors.InsufficientPrivilege,
+        psycopg.errors.UndefinedFile,
+        psycopg.errors.FeatureNotSupported,
+    ) as exc:
+        raise StoreError(
+            f"cannot create cairn's schema in {display}: {_first_line(exc)}. The pgvector "
+            "extension must be installed in this database: run CREATE EXTENSION vector as a "
+            "superuser, and let this role create tables."
+        ) from exc
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts: list[int] = []
+    for piece in text.split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)

@@ -1,0 +1,155 @@
+"""Lexical candidates and BM25 statistics for the PostgreSQL backend: tsvector + GIN.
+
+Analysis happens once, in `cairn.ranking.lexical` (folding, stemming), for every backend. The
+SQLite backend hands the analysed terms to FTS5, which only splits them on spaces. Here they are
+written straight into tsvector *literals* (`'term':1A,7A 'other':2A ...`) - the equivalent of
+`to_tsvector('simple', ...)` with the parser taken out: no text-search parser, dictionary or
+database locale can split, lowercase or drop a term, so PostgreSQL indexes exactly the terms
+SQLite indexes. Queries are tsquery literals built the same way (`'a' | 'b'`).
+
+- Each field gets a weight class (content A, tags B, source_ref C, reason D); positions run
+  across fields in that order. PostgreSQL caps positions at 16383 and keeps 256 per term,
+  which only affects `ts_rank`, never matching.
+- A tsvector lexeme holds at most 2046 bytes; a longer term (a pasted key or blob) is indexed
+  as `~` plus its SHA-256, on both the document and the query side, so it still matches itself.
+- Per-field lengths in terms are stored beside the vector for BM25's length normalisation.
+
+Candidate order. `lexical_candidates` returns the best `limit` documents sharing a term with
+the query; the ranking layer then scores them with BM25F. Like FTS5's `bm25()`, the order must
+prefer rare terms, or documents full of a common word would crowd out the one that holds the
+rare word. Documents are ordered by the sum over query terms of idf(term) x ts_rank(doc, term)
+with `ts_rank`'s field weights (1.0, 0.7, 0.5, 0.3, as in the ranking layer) and length
+normalisation 1. Like FTS5, the idf for this ordering uses whole-table counts (cheap GIN bitmap
+counts in the same statement); the scores the ranking layer computes use `lexical_stats` over
+the filter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from cairn.store.base import LEXICAL_FIELDS, LexicalDoc, LexicalRow, LexicalStats, MemoryFilter
+from cairn.store.postgres.connection import Conn
+from cairn.store.postgres.filters import filter_sql
+
+MAX_LEXEME_BYTES = 2046
+_WEIGHT_CLASS = {"content": "A", "tags": "B", "source_ref": "C", "reason": "D"}
+# ts_rank's weights in its order {D, C, B, A}; the ranking layer's field weights.
+_RANK_WEIGHTS = [0.3, 0.5, 0.7, 1.0]
+_FROM = "FROM lexical l JOIN memories m ON m.id = l.memory_id"
+
+
+def lexeme(term: str) -> str:
+    if len(term.encode("utf-8")) <= MAX_LEXEME_BYTES:
+        return term
+    return "~" + hashlib.sha256(term.encode("utf-8")).hexdigest()
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsvector_literal(doc: LexicalDoc) -> str:
+    """The document as a tsvector literal: every term, its positions and field weight."""
+    positions: dict[str, list[str]] = {}
+    position = 0
+    for name in LEXICAL_FIELDS:
+        weight = _WEIGHT_CLASS[name]
+        for term in doc.field(name).split():
+            position += 1
+            positions.setdefault(lexeme(term), []).append(f"{min(position, 16383)}{weight}")
+    return " ".join(f"{_quote(lex)}:{','.join(marks)}" for lex, marks in positions.items())
+
+
+def term_query(term: str) -> str:
+    return _quote(lexeme(term))
+
+
+def any_query(terms: Sequence[str]) -> str:
+    return " | ".join(term_query(term) for term in terms)
+
+
+def put_lexical(conn: Conn, memory_id: int, doc: LexicalDoc) -> None:
+    fields = {name: doc.field(name) for name in LEXICAL_FIELDS}
+    lengths = {f"len_{name}": len(text.split()) for name, text in fields.items()}
+    conn.execute(
+        "INSERT INTO lexical (memory_id, content, tags, source_ref, reason, doc,"
+        " len_content, len_tags, len_source_ref, len_reason)"
+        " VALUES (%(id)s, %(content)s, %(tags)s, %(source_ref)s, %(reason)s, %(doc)s::tsvector,"
+        " %(len_content)s, %(len_tags)s, %(len_source_ref)s, %(len_reason)s)"
+        " ON CONFLICT (memory_id) DO UPDATE SET content = EXCLUDED.content,"
+        " tags = EXCLUDED.tags, source_ref = EXCLUDED.source_ref, reason = EXCLUDED.reason,"
+        " doc = EXCLUDED.doc, len_content = EXCLUDED.len_content, len_tags = EXCLUDED.len_tags,"
+        " len_source_ref = EXCLUDED.len_source_ref, len_reason = EXCLUDED.len_reason",
+        {"id": memory_id, "doc": tsvector_literal(doc), **fields, **lengths},
+    )
+
+
+def delete_lexical(conn: Conn, memory_id: int) -> None:
+    conn.execute("DELETE FROM lexical WHERE memory_id = %s", (memory_id,))
+
+
+def _distinct(terms: Sequence[str]) -> list[str]:
+    return [term for term in dict.fromkeys(terms) if term]
+
+
+def _term_params(terms: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {f"q{i}": term_query(term) for i, term in enumerate(terms)}
+    params["q_any"] = any_query(terms)
+    return params
+
+
+def lexical_candidates(
+    conn: Conn, filt: MemoryFilter, terms: Sequence[str], limit: int
+) -> list[LexicalRow]:
+    wanted = _distinct(terms)
+    if not wanted or limit <= 0 or not filt.scopes:
+        return []
+    where, params = filter_sql(filt)
+    params.update(_term_params(wanted), limit=limit, weights=_RANK_WEIGHTS)
+    # Whole-table document frequencies (GIN bitmap counts), as FTS5's bm25() uses.
+    frequencies = ", ".join(
+        f"(SELECT count(*) FROM lexical WHERE doc @@ %(q{i})s::tsquery)::float8 AS d{i}"
+        for i in range(len(wanted))
+    )
+    score = " + ".join(
+        f"ln(1 + (s.n - s.d{i} + 0.5) / (s.d{i} + 0.5))"
+        f" * ts_rank(%(weights)s::float4[], l.doc, %(q{i})s::tsquery, 1)"
+        for i in range(len(wanted))
+    )
+    rows = conn.execute(
+        "WITH s AS MATERIALIZED (SELECT (SELECT count(*) FROM lexical)::float8 AS n,"
+        f" {frequencies})"
+        " SELECT l.memory_id, l.content, l.tags, l.source_ref, l.reason"
+        f" {_FROM} CROSS JOIN s WHERE l.doc @@ %(q_any)s::tsquery AND {where}"
+        f" ORDER BY ({score}) DESC, l.memory_id LIMIT %(limit)s",
+        params,
+    ).fetchall()
+    return [LexicalRow(int(row[0]), LexicalDoc(*row[1:])) for row in rows]
+
+
+def lexical_stats(conn: Conn, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats:
+    wanted = _distinct(terms)
+    where, params = filter_sql(filt)
+    averages = ", ".join(f"avg(l.len_{name})::float8" for name in LEXICAL_FIELDS)
+    query = f"SELECT count(*), {averages} {_FROM} WHERE {where}"
+    row = conn.execute(query, params).fetchone() or (0, None, None, None, None)
+    frequencies: dict[str, int] = {}
+    if wanted:
+        params.update(_term_params(wanted))
+        counts = ", ".join(
+            f"count(*) FILTER (WHERE l.doc @@ %(q{i})s::tsquery)" for i in range(len(wanted))
+        )
+        found = conn.execute(
+            f"SELECT {counts} {_FROM} WHERE l.doc @@ %(q_any)s::tsquery AND {where}", params
+        ).fetchone()
+        frequencies = dict(zip(wanted, (int(n) for n in found or ()), strict=True))
+    return LexicalStats(
+        doc_count=int(row[0]),
+        document_frequency=frequencies,
+        average_length={
+            name: float(value or 0.0) for name, value in zip(LEXICAL_FIELDS, row[1:], strict=True)
+        },
+    )

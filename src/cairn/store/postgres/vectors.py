@@ -1,0 +1,180 @@
+"""Dense search for the PostgreSQL backend: pgvector, one partial HNSW index per embedder.
+
+Column typing. Embedders differ in dimensions (384 for the default model, 768 or 1024 for
+others), and a store holds the vectors of every embedder it has seen until `cairn reindex`
+drops the old ones. `vectors.embedding` is therefore an untyped `vector`, and each
+(identity, dims) pair gets its own partial expression index, created by the first `put_vector`
+of that pair inside the writer's transaction and recorded in `vector_indexes`:
+
+    CREATE INDEX vectors_hnsw_<hash> ON vectors
+        USING hnsw ((embedding::vector(384)) vector_cosine_ops)
+        WHERE identity = '<identity>' AND dims = 384
+
+Queries name the identity and dimensions as literals (never parameters), so the planner can
+prove the partial predicate even for prepared statements. pgvector indexes at most 2000
+dimensions; larger vectors are searched exactly (the same query, no index to use).
+
+Filtering. The filter lives on `memories`, so a plain HNSW scan returns `ef_search` graph
+neighbours and the join then drops the ones the filter refuses, which can leave fewer than `k`
+(a small scope inside a large store, a `types` filter, `as_of`). Three measures keep results
+complete:
+
+- `hnsw.iterative_scan = relaxed_order` (pgvector >= 0.8, set per connection) makes the index
+  scan continue until `k` rows pass the filter or `hnsw.max_scan_tuples` are visited; the
+  relaxed order is re-sorted by exact distance outside the index scan;
+- `hnsw.ef_search` defaults to 400 rather than pgvector's 40, settable with `hnsw_ef_search`
+  in the URL. The SQLite backend searches exactly, and recall should rank the same on both:
+  measured on 20k clustered 384-d vectors (k=100, 20 queries), ef_search 40 / 100 / 200 / 400
+  kept 0.69 / 0.78 / 0.89 / 0.96 of the exact top 100 and 0.91 / 0.90 / 0.96 / 1.00 of the
+  exact top 10, found the exact nearest for k=1 in 0.60 / 0.90 / 1.00 / 1.00 of queries, at
+  5-7 ms a query against 32 ms for the exact scan;
+- when the index path still returns fewer than `k` rows, the query is repeated as an exact
+  scan (ordering by an expression no index covers), which is cheap precisely when few rows
+  pass the filter - the usual reason for a short answer.
+
+The planner remains free to skip the index and scan exactly when the filter is selective.
+Similarity is `1 - cosine distance`; a zero vector (cosine undefined, NaN) scores 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+
+from cairn.embeddings.base import Vector
+from cairn.store.base import MemoryFilter
+from cairn.store.postgres.connection import Conn
+from cairn.store.postgres.filters import filter_sql
+
+HNSW_MAX_DIMS = 2000  # pgvector's limit for indexing the `vector` type
+_PAGE = 500
+
+
+def vector_param(vector: Vector) -> list[float]:
+    """Float32 values as Python floats: exact, sent as a binary float8[] (`%b`, 3x faster than
+    text for 384 dimensions) and cast to `vector`."""
+    return np.asarray(vector, dtype=np.float32).tolist()  # type: ignore[no-any-return]
+
+
+def from_array(values: Sequence[float]) -> Vector:
+    return np.asarray(values, dtype=np.float32)
+
+
+def index_name(identity: str, dims: int) -> str:
+    digest = hashlib.sha256(f"{identity}\x00{dims}".encode()).hexdigest()[:16]
+    return f"vectors_hnsw_{digest}"
+
+
+def put_vector(conn: Conn, memory_id: int, identity: str, vector: Vector) -> None:
+    """Insert or replace one vector; the first vector of an embedder creates its index."""
+    dims = int(vector.shape[0])
+    row = conn.execute(
+        "WITH up AS ("
+        " INSERT INTO vectors (memory_id, identity, dims, embedding)"
+        " VALUES (%(id)s, %(identity)s, %(dims)s, %(vector)b::vector)"
+        " ON CONFLICT (memory_id) DO UPDATE SET identity = EXCLUDED.identity,"
+        " dims = EXCLUDED.dims, embedding = EXCLUDED.embedding RETURNING 1)"
+        " SELECT EXISTS (SELECT 1 FROM vector_indexes"
+        " WHERE identity = %(identity)s AND dims = %(dims)s) FROM up",
+        {"id": memory_id, "identity": identity, "dims": dims, "vector": vector_param(vector)},
+    ).fetchone()
+    if row is not None and not row[0] and dims <= HNSW_MAX_DIMS:
+        _create_index(conn, identity, dims)
+
+
+def _create_index(conn: Conn, identity: str, dims: int) -> None:
+    name = index_name(identity, dims)
+    conn.execute(
+        sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw"
+            " ((embedding::vector({dims})) vector_cosine_ops)"
+            " WHERE identity = {identity} AND dims = {dims}"
+        ).format(
+            name=sql.Identifier(name),
+            dims=sql.SQL(str(int(dims))),
+            identity=sql.Literal(identity),
+        )
+    )
+    conn.execute(
+        "INSERT INTO vector_indexes (identity, dims, index_name, created_at)"
+        " VALUES (%s, %s, %s, now()) ON CONFLICT DO NOTHING",
+        (identity, dims, name),
+    )
+
+
+def get_vectors(conn: Conn, ids: Sequence[int], identity: str) -> dict[int, Vector]:
+    rows = conn.execute(
+        "SELECT memory_id, embedding::real[] FROM vectors"
+        " WHERE identity = %s AND memory_id = ANY(%s::bigint[])",
+        (identity, list(ids)),
+        binary=True,  # float4 arrives bit-exact
+    ).fetchall()
+    return {int(memory_id): from_array(values) for memory_id, values in rows}
+
+
+def nearest(
+    conn: Conn, filt: MemoryFilter, identity: str, vector: Vector, k: int
+) -> list[tuple[int, float]]:
+    if k <= 0 or not filt.scopes:
+        return []
+    dims = int(vector.shape[0])
+    where, params = filter_sql(filt)
+    params.update(query=vector_param(vector), k=k)
+    rows = conn.execute(_nearest_sql(identity, dims, where, indexed=True), params).fetchall()
+    if len(rows) < k:
+        rows = conn.execute(_nearest_sql(identity, dims, where, indexed=False), params).fetchall()
+    return [(int(memory_id), _similarity(distance)) for memory_id, distance in rows]
+
+
+def _nearest_sql(identity: str, dims: int, where: str, *, indexed: bool) -> sql.Composed:
+    typed = sql.SQL(str(int(dims)))
+    distance: sql.Composable
+    if indexed:
+        # The partial HNSW index's expression, ordered by distance alone so the scan can stop.
+        distance = sql.SQL("v.embedding::vector({d}) <=> %(query)b::vector({d})").format(d=typed)
+        order = sql.SQL("distance")
+    else:
+        # No index covers the bare column: an exact scan with a deterministic tie-break.
+        distance = sql.SQL("v.embedding <=> %(query)b::vector")
+        order = sql.SQL("distance, v.memory_id")
+    return sql.SQL(
+        "WITH hits AS MATERIALIZED ("
+        " SELECT v.memory_id, {distance} AS distance"
+        " FROM vectors v JOIN memories m ON m.id = v.memory_id"
+        " WHERE v.identity = {identity} AND v.dims = {dims} AND {where}"
+        " ORDER BY {order} LIMIT %(k)s)"
+        " SELECT memory_id, distance FROM hits ORDER BY distance, memory_id"
+    ).format(
+        distance=distance,
+        identity=sql.Literal(identity),
+        dims=typed,
+        where=sql.SQL(where),
+        order=order,
+    )
+
+
+def _similarity(distance: float | None) -> float:
+    if distance is None or math.isnan(distance):
+        return 0.0
+    return 1.0 - float(distance)
+
+
+def vector_identities(conn: Conn) -> dict[str, int]:
+    rows = conn.execute("SELECT identity, count(*) FROM vectors GROUP BY identity").fetchall()
+    return {str(identity): int(count) for identity, count in rows}
+
+
+def vector_page(conn: Conn, after: int) -> list[tuple[int, str, Vector]]:
+    """Up to one page of vectors with ids above `after`, by id (whole-store copy)."""
+    rows: list[tuple[Any, ...]] = conn.execute(
+        "SELECT memory_id, identity, embedding::real[] FROM vectors"
+        " WHERE memory_id > %s ORDER BY memory_id LIMIT %s",
+        (after, _PAGE),
+        binary=True,
+    ).fetchall()
+    return [(int(mid), str(identity), from_array(values)) for mid, identity, values in rows]
