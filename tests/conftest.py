@@ -11,6 +11,9 @@ import pytest
 from cairn import Cairn
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
+from postgres_fixture import postgres_database_url, postgres_url
+
+__all__ = ["postgres_database_url", "postgres_url"]  # fixtures, re-exported for pytest
 
 
 class FakeClock:
@@ -42,9 +45,14 @@ def embedder() -> HashingEmbedder:
     return HashingEmbedder()
 
 
-@pytest.fixture
-def store_location(tmp_path: Path) -> str:
-    return str(tmp_path / "memory.db")
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Every test that opens a Cairn through this fixture runs on both backends: the contract
+    suite is the whole test suite. PostgreSQL gets a fresh database per test."""
+    if request.param == "sqlite":
+        return str(tmp_path / "memory.db")
+    url: str = request.getfixturevalue("postgres_database_url")
+    return url
 
 
 @pytest.fixture

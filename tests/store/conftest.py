@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-if str(Path(__file__).parents[1]) not in sys.path:
-    # --import-mode=importlib puts no test directory on sys.path; the shared PostgreSQL fixture
-    # module lives in tests/ (the top-level conftest can import it the same way).
-    sys.path.insert(0, str(Path(__file__).parents[1]))
-
 from cairn.store.base import Store
 from cairn.store.sqlite.store import SqliteStore
-from postgres_fixture import postgres_database_url, postgres_url
-
-__all__ = ["postgres_database_url", "postgres_url"]  # fixtures, re-exported for pytest
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -12,7 +12,7 @@ def open_store(location: str, *, busy_timeout_ms: int = 30_000) -> Store:
     if location.startswith(("postgresql://", "postgres://")):
         from cairn.store.postgres import PostgresStore
 
-        return PostgresStore(location)
+        return PostgresStore(location, busy_timeout_ms=busy_timeout_ms)
     if location.startswith("sqlite:///"):
         location = location[len("sqlite:///") - 1 :]
     from cairn.store.sqlite.store import SqliteStore
