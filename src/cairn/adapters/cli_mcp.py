@@ -1,0 +1,54 @@
+"""`cairn mcp` (stdio) and `cairn serve` (streamable HTTP): the MCP server's two commands."""
+
+from __future__ import annotations
+
+import click
+
+from cairn.adapters.cli import reports_errors
+from cairn.config import Settings
+
+
+@click.command("mcp")
+@click.pass_context
+@reports_errors
+def mcp_command(ctx: click.Context, /) -> None:
+    """Serve cairn's tools to an MCP client over stdin/stdout."""
+    from cairn.adapters.mcp import run_stdio
+
+    settings: Settings = ctx.obj["settings"]
+    run_stdio(ctx.obj["store"], settings)
+
+
+@click.command("serve")
+@click.option("--host", help="Address to bind (default 127.0.0.1; others need a token).")
+@click.option("--port", type=int, help="Port to listen on (default 8765; 0 picks a free one).")
+@click.option("--token", help="Bearer token every request must carry (CAIRN_HTTP_TOKEN).")
+@click.option(
+    "--cors-origin",
+    "cors_origins",
+    multiple=True,
+    help="A browser origin allowed to call the server (repeatable; default none).",
+)
+@click.pass_context
+@reports_errors
+def serve_command(
+    ctx: click.Context,
+    /,
+    host: str | None,
+    port: int | None,
+    token: str | None,
+    cors_origins: tuple[str, ...],
+) -> None:
+    """Serve cairn's tools over MCP streamable HTTP at http://HOST:PORT/mcp."""
+    from cairn.adapters.mcp_http import parse_origins, serve
+
+    settings: Settings = ctx.obj["settings"]
+    serve(
+        ctx.obj["store"],
+        settings,
+        host=host or settings.http_host,
+        port=settings.http_port if port is None else port,
+        token=token or settings.http_token,
+        cors_origins=parse_origins(cors_origins or settings.http_cors_origins),
+        announce=lambda url: click.echo(f"cairn: serving MCP at {url}", err=True),
+    )

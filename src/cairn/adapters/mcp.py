@@ -1,0 +1,301 @@
+"""cairn's tools as an MCP server, on the official SDK's `MCPServer` (stdio and streamable HTTP).
+
+The server is a thin adapter: every tool (in `mcp_tools.py`) makes one `Cairn` call through
+`Binding.call`, which adds only what MCP itself brings:
+
+* **Who is calling.** The client's `clientInfo` (name and version, from `initialize` or the
+  2026 request envelope) becomes the `Cairn` integration, so evidence counts per client. One
+  `Cairn` per integration shares the one open store and the one embedder.
+* **Where.** A call's scope comes from its `scope` or `cwd`; failing both (and with no
+  `session_id`, whose session already has a scope) from the client's roots: the first
+  `file://` root. Handshake-era clients are asked with a `roots/list` request; 2026-era
+  clients get an `InputRequiredResult` and retry with the answer. A client without roots,
+  or one that does not answer, leaves the server's working directory.
+* **Errors.** A `CairnError` becomes a tool error (`isError`) whose text is the CLI's line,
+  `error: <message>`, and whose structured content is `{"error": {code, message,
+  retryable}}`. Arguments that do not fit a tool's schema (unknown fields, wrong types) are
+  answered the same way, on one line, and the server carries on.
+
+Blocking work (SQLite, the embedding model) runs on worker threads; the SQLite store keeps one
+connection per thread, so concurrent calls do not share a connection.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from importlib import metadata
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlparse
+from urllib.request import url2pathname
+
+import anyio
+import mcp_types as types
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import is_version_at_least
+from pydantic import ValidationError
+
+from cairn.config import Settings
+from cairn.core import Cairn
+from cairn.embeddings.base import Embedder
+from cairn.errors import CairnError
+from cairn.models import to_jsonable
+from cairn.store import Store, open_store
+from cairn.timeutil import Clock, system_clock
+
+T = TypeVar("T")
+ToolResult = types.CallToolResult | types.InputRequiredResult
+
+SERVER_NAME = "cairn"
+ROOTS_KEY = "cairn/roots"
+ROOTS_TIMEOUT_S = 5.0
+DEFAULT_INTEGRATION = "mcp"
+MAX_IDENTITY_CHARS = 100
+_INPUT_REQUIRED_SINCE = "2026-07-28"
+
+INSTRUCTIONS = """\
+cairn is your long-term memory across sessions. At the start of a task call activate (task,
+cwd) and read the brief; recall when you need more; after using what came back, call feedback
+for each retrieval_id; remember durable claims (decisions, constraints, lessons, warnings) as
+you learn them; finish with commit (outcome, summary). Refs look like mem_12; get_memory shows
+a memory in full with its history."""
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """The location arguments of a call, before the client's roots fill in for them."""
+
+    scope: str | None = None
+    cwd: str | None = None
+    session_id: str | None = None
+
+    @property
+    def needs_roots(self) -> bool:
+        return self.scope is None and self.cwd is None and self.session_id is None
+
+
+class _SharedEmbedder:
+    """Builds the embedder once, on first use, for every `Cairn` of the server."""
+
+    def __init__(self, settings: Settings, embedder: Embedder | None) -> None:
+        self._settings = settings
+        self._embedder = embedder
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Embedder:
+        with self._lock:
+            if self._embedder is None:
+                from cairn.embeddings import make_embedder
+
+                self._embedder = make_embedder(self._settings)
+            return self._embedder
+
+
+class Binding:
+    """The open store and what each call needs from the MCP side (integration, roots, errors)."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        embedder: Embedder | None = None,
+        clock: Clock = system_clock,
+        cwd: str | Path | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self._embedder = _SharedEmbedder(settings, embedder)
+        self._clock = clock
+        self._cwd = cwd
+        self._cairns: dict[tuple[str, str | None], Cairn] = {}
+        self._lock = threading.Lock()
+
+    def cairn_for(self, name: str, version: str | None) -> Cairn:
+        with self._lock:
+            key = (name, version)
+            if key not in self._cairns:
+                self._cairns[key] = Cairn(
+                    self.store,
+                    self.settings,
+                    embedder=self._embedder,
+                    clock=self._clock,
+                    integration=name,
+                    integration_version=version,
+                    cwd=self._cwd,
+                )
+            return self._cairns[key]
+
+    def close(self) -> None:
+        self.store.close()
+
+    async def call(
+        self,
+        ctx: Context[Any, Any],
+        action: Callable[[Cairn, str | None], T],
+        render: Callable[[T], str],
+        where: Where | None = None,
+    ) -> ToolResult:
+        """Run one `Cairn` call for a tool: `action(cairn, cwd)`, then its text and structure."""
+        cwd = where.cwd if where is not None else None
+        if where is not None and where.needs_roots:
+            found = await client_root(ctx)
+            if isinstance(found, types.InputRequiredResult):
+                return found
+            cwd = found
+        mem = self.cairn_for(*client_identity(ctx))
+        try:
+            result = await anyio.to_thread.run_sync(partial(action, mem, cwd))
+        except CairnError as exc:
+            return error_result(exc.message, exc.as_dict())
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=render(result))],
+            structured_content=structured(result),
+        )
+
+
+def structured(value: object) -> dict[str, Any]:
+    data = to_jsonable(value)
+    return data if isinstance(data, dict) else {"result": data}
+
+
+def error_result(message: str, error: Mapping[str, object] | None = None) -> types.CallToolResult:
+    """A tool error in the CLI's words: `error: <message>` on one line."""
+    line = " ".join(message.split())
+    detail = dict(error) if error is not None else {"code": "invalid_input", "message": line}
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"error: {line}")],
+        structured_content={"error": detail},
+        is_error=True,
+    )
+
+
+def client_identity(ctx: Context[Any, Any]) -> tuple[str, str | None]:
+    """The calling client's name and version as the integration; `mcp` when it gave none."""
+    params = ctx.session.client_params
+    info = params.client_info if params is not None else None
+    if info is None or not info.name.strip():
+        return DEFAULT_INTEGRATION, None
+    # Peer-supplied text: kept short, since it is stored with every event the client causes.
+    version = (info.version or "").strip()[:MAX_IDENTITY_CHARS]
+    return info.name.strip()[:MAX_IDENTITY_CHARS], version or None
+
+
+async def client_root(ctx: Context[Any, Any]) -> str | types.InputRequiredResult | None:
+    """The client's first `file://` root as a path, or None (then the server's directory)."""
+    capabilities = ctx.session.client_capabilities
+    if capabilities is None or capabilities.roots is None:
+        return None
+    version = ctx.protocol_version
+    if version is not None and is_version_at_least(version, _INPUT_REQUIRED_SINCE):
+        answer = (ctx.input_responses or {}).get(ROOTS_KEY)
+        if answer is None:
+            return types.InputRequiredResult(input_requests={ROOTS_KEY: types.ListRootsRequest()})
+        return first_file_root(answer) if isinstance(answer, types.ListRootsResult) else None
+    try:
+        listed = await ctx.session.send_request(
+            types.ListRootsRequest(),
+            types.ListRootsResult,
+            request_read_timeout_seconds=ROOTS_TIMEOUT_S,
+            metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+        )
+    except (MCPError, ValidationError, TimeoutError):
+        # Roots are a hint: a client that cannot answer gets the server's directory.
+        return None
+    return first_file_root(listed)
+
+
+def first_file_root(listed: types.ListRootsResult) -> str | None:
+    for root in listed.roots:
+        parsed = urlparse(str(root.uri))
+        if parsed.scheme == "file" and parsed.path:
+            return url2pathname(unquote(parsed.path))
+    return None
+
+
+class CairnServer(MCPServer[Any]):
+    """`MCPServer` whose argument errors read like cairn's: one line, what to change."""
+
+    def __init__(self, tools: Sequence[Tool], **kwargs: Any) -> None:
+        for tool in tools:
+            # Unknown fields are refused rather than ignored: a misspelt `sesion_id` must not
+            # silently turn a session call into a sessionless one.
+            tool.parameters["additionalProperties"] = False
+        self._schemas = {tool.name: tool.parameters for tool in tools}
+        super().__init__(tools=list(tools), **kwargs)
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        context: Context[Any, Any] | None = None,
+    ) -> ToolResult:
+        schema = self._schemas.get(name)
+        if schema is None:
+            return error_result(
+                f"there is no tool {name!r}; cairn's tools are {', '.join(self._schemas)}."
+            )
+        fields = schema.get("properties", {})
+        unknown = sorted(set(arguments) - set(fields))
+        if unknown:
+            return error_result(
+                f"{name} has no field {', '.join(map(repr, unknown))}; its fields are "
+                f"{', '.join(fields)}. Remove or rename it and call again."
+            )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                return error_result(argument_errors(name, exc.__cause__))
+            raise
+
+
+def argument_errors(tool: str, error: ValidationError) -> str:
+    problems = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        problems.append(f"{where}: {item['msg']}")
+    return (
+        f"{tool} got arguments that do not fit its input schema: {'; '.join(problems)}. "
+        "Fix them and call again."
+    )
+
+
+def build_server(binding: Binding) -> CairnServer:
+    from cairn.adapters.mcp_tools import collect_tools
+
+    return CairnServer(
+        collect_tools(binding),
+        name=SERVER_NAME,
+        title="cairn memory",
+        version=package_version(),
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+    )
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("cairn-memory")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+def open_binding(location: str, settings: Settings) -> Binding:
+    return Binding(open_store(location, busy_timeout_ms=settings.busy_timeout_ms), settings)
+
+
+def run_stdio(location: str, settings: Settings) -> None:
+    """Serve over stdin/stdout until the client closes the pipe."""
+    binding = open_binding(location, settings)
+    try:
+        anyio.run(build_server(binding).run_stdio_async)
+    finally:
+        binding.close()

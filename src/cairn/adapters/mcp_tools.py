@@ -1,0 +1,322 @@
+"""The memory tools of the MCP server: one small method per tool, one `Cairn` call each.
+
+A method's docstring is the tool's description, its parameters (typed in `mcp_fields.py`) the
+input schema. `collect_tools` turns the methods of both tool groups (this one and
+`mcp_session_tools.py`) into SDK `Tool`s with their read-only / destructive annotations.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from cairn.adapters import mcp_render as render
+from cairn.adapters.mcp import Binding, ToolResult, Where
+from cairn.adapters.mcp_fields import (
+    CLAIM_FIELDS,
+    Content,
+    Cwd,
+    Memories,
+    MemoryType,
+    Reason,
+    Ref,
+    Refs,
+    Scope,
+    SessionId,
+    StrList,
+    TaskContext,
+    Used,
+    claim_field,
+)
+
+Ctx = Context[Any, Any]
+
+# The recall arguments passed on as given; omitted ones keep the core's defaults.
+RECALL_OPTIONS = frozenset(
+    {"session_id", "also", "limit", "as_of", "types", "tags", "since", "until", "kind",
+     "task_context", "evidence", "include_resting", "explain"}
+)  # fmt: skip
+
+
+class MemoryTools:
+    """remember, recall, get_memory, correct, forget, purge, stats, tidy."""
+
+    def __init__(self, binding: Binding) -> None:
+        self._b = binding
+
+    async def remember(
+        self,
+        ctx: Ctx,
+        content: Content = None,
+        type: MemoryType = None,
+        memories: Memories = None,
+        scope: Scope = None,
+        cwd: Cwd = None,
+        session_id: SessionId = None,
+        tags: Annotated[StrList, claim_field("tags")] = None,
+        reason: Annotated[str | None, claim_field("reason")] = None,
+        source_ref: Annotated[str | None, claim_field("source_ref")] = None,
+        summary: Annotated[str | None, claim_field("summary")] = None,
+        weight: Annotated[float | None, claim_field("weight")] = None,
+        durability: Annotated[str | None, claim_field("durability")] = None,
+        pinned: Annotated[bool | None, claim_field("pinned")] = None,
+        occurred_at: Annotated[str | None, claim_field("occurred_at")] = None,
+        diff_text: Annotated[str | None, claim_field("diff_text")] = None,
+        diff_files: Annotated[StrList, claim_field("diff_files")] = None,
+        error_trace: Annotated[str | None, claim_field("error_trace")] = None,
+        used: Used = None,
+        relates_to: Annotated[StrList, claim_field("relates_to")] = None,
+    ) -> ToolResult:
+        """Store durable, typed claims that future sessions should know: decisions,
+        constraints, preferences, instructions, lessons, warnings, facts, open questions,
+        tasks, artifacts. Give content + type for one claim, or memories for several.
+
+        Returns memory_id and disposition: created, matched (identical content) or boosted
+        (a near-duplicate in the scope was strengthened instead). Refused with a reason:
+        blank content, unknown type, too large, or content holding a secret. Do not store
+        ephemeral task state; pin it instead.
+        """
+        # The optional claim fields, exactly as named in the schema; the core checks them.
+        fields = {k: v for k, v in locals().items() if k in CLAIM_FIELDS and v is not None}
+        return await self._b.call(
+            ctx,
+            lambda mem, where: mem.remember_typed(
+                content,
+                type,
+                memories=memories,
+                scope=scope,
+                cwd=where,
+                session_id=session_id,
+                **fields,
+            ),
+            render.remember,
+            Where(scope, cwd, session_id),
+        )
+
+    async def recall(
+        self,
+        ctx: Ctx,
+        query: Annotated[str, Field(description="What you need to know, in words.")],
+        scope: Scope = None,
+        cwd: Cwd = None,
+        session_id: SessionId = None,
+        also: Annotated[
+            StrList, Field(description="Up to 3 other phrasings, each searched alone.")
+        ] = None,
+        limit: Annotated[int, Field(description="At most this many memories (1 to 25).")] = 8,
+        as_of: Annotated[
+            str | None,
+            Field(description="Answer from what was believed at the end of this day (UTC)."),
+        ] = None,
+        types: Annotated[StrList, Field(description="Only these memory types.")] = None,
+        tags: Annotated[StrList, Field(description="Only memories with one of these tags.")] = None,
+        since: Annotated[str | None, Field(description="Only what occurred from then.")] = None,
+        until: Annotated[str | None, Field(description="Only what occurred until then.")] = None,
+        task_context: TaskContext = None,
+        evidence: Annotated[
+            str,
+            Field(description="references (default) or full: full adds source text per record."),
+        ] = "references",
+        kind: Annotated[
+            str | None,
+            Field(description="What to search: memories (default), pages (indexed docs) or all."),
+        ] = None,
+        include_resting: Annotated[
+            bool, Field(description="Also search resting memories (idle or contradicted).")
+        ] = False,
+        explain: Annotated[bool, Field(description="Add each hit's score breakdown.")] = False,
+    ) -> ToolResult:
+        """Search long-term memory for what is relevant to a question, in this project's scope
+        (plus global). One line per hit: ref, score, type, summary, citation (changed or gone
+        means read the code before relying on it); weak marks a barely passing match.
+
+        Returns a retrieval_id; inside a session give it feedback before commit. Nothing found
+        is an answer. Use get_memory on a ref for the full record and history.
+        """
+        options = {k: v for k, v in locals().items() if k in RECALL_OPTIONS and v is not None}
+        return await self._b.call(
+            ctx,
+            lambda mem, where: mem.recall(query, scope=scope, cwd=where, **options),
+            render.recall,
+            Where(scope, cwd, session_id),
+        )
+
+    async def get_memory(
+        self, ctx: Ctx, refs: Refs, scope: Scope = None, cwd: Cwd = None
+    ) -> ToolResult:
+        """Full records for memory refs: content, reason, source_ref, citation, status, pinned,
+        when written and cited, evidence counts, and history (what it replaced, what replaced
+        it, each with until). Refs naming nothing visible come back under unknown."""
+        return await self._b.call(
+            ctx,
+            lambda mem, where: mem.get_memory(refs, scope=scope, cwd=where),
+            render.records,
+            Where(scope, cwd),
+        )
+
+    async def correct(
+        self,
+        ctx: Ctx,
+        ref: Ref,
+        content: Annotated[str, Field(description="The corrected claim, in full.")],
+        reason: Reason,
+        scope: Scope = None,
+        cwd: Cwd = None,
+    ) -> ToolResult:
+        """Write a new version of a memory that is no longer accurate. The old version keeps
+        its text and gets until (recall as_of still finds it); the new one replaces it."""
+        return await self._b.call(
+            ctx,
+            lambda mem, where: mem.correct(ref, content, reason=reason, scope=scope, cwd=where),
+            lambda result: f"{result.memory_id} replaces {ref}",
+            Where(scope, cwd),
+        )
+
+    async def forget(
+        self, ctx: Ctx, ref: Ref, reason: Reason, scope: Scope = None, cwd: Cwd = None
+    ) -> ToolResult:
+        """Retire a memory that no longer holds: recall stops returning it (as_of before now
+        still does). Use correct instead when there is a better version of the claim."""
+        return await self._b.call(
+            ctx,
+            lambda mem, where: {
+                "ref": mem.forget(ref, reason=reason, scope=scope, cwd=where),
+                "status": "retired",
+            },
+            lambda result: f"{result['ref']} retired",
+            Where(scope, cwd),
+        )
+
+    async def purge(self, ctx: Ctx, ref: Ref, scope: Scope = None, cwd: Cwd = None) -> ToolResult:
+        """Erase a memory's content and embedding for good, e.g. a leaked secret. Only a
+        tombstone event remains. Cannot be undone; prefer forget for claims that stopped
+        being true."""
+        return await self._b.call(
+            ctx,
+            lambda mem, where: {
+                "ref": ref,
+                "status": "purged",
+                "tombstone": mem.purge(ref, scope=scope, cwd=where),
+            },
+            lambda result: f"{result['ref']} purged (tombstone {result['tombstone']})",
+            Where(scope, cwd),
+        )
+
+    async def stats(
+        self,
+        ctx: Ctx,
+        scope: Scope = None,
+        cwd: Cwd = None,
+        all_scopes: Annotated[bool, Field(description="Count every scope in the store.")] = False,
+    ) -> ToolResult:
+        """Counts of memories by type, status and scope, vectors by embedder, store size."""
+        return await self._b.call(
+            ctx,
+            lambda mem, where: mem.stats(scope=scope, cwd=where, all_scopes=all_scopes),
+            render.stats,
+            Where(scope, cwd),
+        )
+
+    async def tidy(
+        self,
+        ctx: Ctx,
+        scope: Scope = None,
+        cwd: Cwd = None,
+        skills_dir: Annotated[
+            str | None,
+            Field(description="Where a lesson-to-skill proposal writes (default .claude/skills)."),
+        ] = None,
+    ) -> ToolResult:
+        """Proposals to keep memory healthy: merge near-duplicates, retire memories whose
+        cited code is gone, resolve contradictions, turn recurring lessons into a skill file.
+        Nothing changes until you call tidy_accept or tidy_decline on a proposal id."""
+        return await self._b.call(
+            ctx,
+            lambda mem, where: {
+                "proposals": mem.tidy(scope=scope, cwd=where, skills_dir=skills_dir)
+            },
+            lambda result: render.proposals(result["proposals"]),
+            Where(scope, cwd),
+        )
+
+    async def tidy_accept(
+        self,
+        ctx: Ctx,
+        proposal_id: Annotated[str, Field(description="The proposal's id as tidy lists it.")],
+        scope: Scope = None,
+        cwd: Cwd = None,
+    ) -> ToolResult:
+        """Carry out a tidy proposal: merge, retire, resolve, or write the skill file."""
+        return await self._b.call(
+            ctx,
+            lambda mem, where: mem.tidy_accept(proposal_id, scope=scope, cwd=where),
+            render.tidy_decision,
+            Where(scope, cwd),
+        )
+
+    async def tidy_decline(
+        self,
+        ctx: Ctx,
+        proposal_id: Annotated[str, Field(description="The proposal's id as tidy lists it.")],
+        scope: Scope = None,
+        cwd: Cwd = None,
+    ) -> ToolResult:
+        """Decline a tidy proposal; tidy never proposes it again."""
+        return await self._b.call(
+            ctx,
+            lambda mem, where: mem.tidy_decline(proposal_id, scope=scope, cwd=where),
+            render.tidy_decision,
+            Where(scope, cwd),
+        )
+
+
+READ_ONLY = frozenset({"recall", "query", "get_memory", "episodes", "history", "stats"})
+DESTRUCTIVE = frozenset({"forget", "purge"})
+IDEMPOTENT = frozenset({"feedback"}) | READ_ONLY
+TITLES = {
+    "get_memory": "Get memories",
+    "log_progress": "Log progress",
+    "tidy_accept": "Accept a tidy proposal",
+    "tidy_decline": "Decline a tidy proposal",
+}
+
+
+def unwrap(doc: str) -> str:
+    """A docstring as the tool description: paragraphs kept, source line breaks dropped."""
+    return "\n\n".join(" ".join(part.split()) for part in inspect.cleandoc(doc).split("\n\n"))
+
+
+def make_tool(fn: Callable[..., Any]) -> Tool:
+    name = fn.__name__
+    read_only = name in READ_ONLY
+    return Tool.from_function(
+        fn,
+        name=name,
+        title=TITLES.get(name, name.capitalize()),
+        description=unwrap(fn.__doc__ or ""),
+        annotations=ToolAnnotations(
+            read_only_hint=read_only,
+            destructive_hint=None if read_only else name in DESTRUCTIVE,
+            idempotent_hint=name in IDEMPOTENT,
+            open_world_hint=False,
+        ),
+    )
+
+
+def collect_tools(binding: Binding) -> list[Tool]:
+    from cairn.adapters.mcp_session_tools import SessionToolset
+
+    methods: list[Callable[..., Any]] = []
+    for group in (MemoryTools(binding), SessionToolset(binding)):
+        methods += [
+            getattr(group, name)
+            for name, value in vars(type(group)).items()
+            if inspect.iscoroutinefunction(value) and not name.startswith("_")
+        ]
+    return [make_tool(method) for method in methods]

@@ -1,0 +1,267 @@
+"""The MCP server as real processes: `cairn mcp` over stdio, `cairn serve` over streamable HTTP,
+driven by the official SDK client, by raw HTTP, and by the MCP Inspector's command-line mode.
+
+Every server runs `.venv/bin/cairn` with its own `CAIRN_HOME` and the deterministic embedder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2 as httpx
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from cairn import Cairn
+from cairn.config import Settings
+
+CAIRN = str(Path(sys.executable).with_name("cairn"))
+SCOPE = "project:example/processes"
+INSPECTOR = "@modelcontextprotocol/inspector@0.15"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir()
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("CAIRN_")}
+    return {**clean, "CAIRN_HOME": str(home), "CAIRN_EMBEDDER": "hashing"}
+
+
+def stored(env: dict[str, str]) -> Cairn:
+    settings = Settings(home=Path(env["CAIRN_HOME"]), embedder="hashing")
+    return Cairn.open(settings=settings)
+
+
+def text(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+# stdio --------------------------------------------------------------------------------------
+def stdio(env: dict[str, str], cwd: Path, name: str = "stdio-test") -> Client:
+    params = StdioServerParameters(command=CAIRN, args=["mcp"], env=env, cwd=str(cwd))
+    return Client(params, mode="legacy", client_info=types.Implementation(name=name, version="1"))
+
+
+def test_stdio_server_serves_tools(env: dict[str, str], tmp_path: Path) -> None:
+    async def session() -> None:
+        async with stdio(env, tmp_path) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert {"remember", "recall", "activate", "commit"} <= names
+            made = await client.call_tool(
+                "remember", {"content": "CI runs on Python 3.11.", "type": "constraint"}
+            )
+            assert not made.is_error, text(made)
+            assert made.structured_content is not None
+            bad = await client.call_tool("remember", {"content": " ", "type": "fact"})
+            assert bad.is_error and text(bad).startswith("error: ")
+            found = await client.call_tool("recall", {"query": "which python does CI use"})
+            assert found.structured_content is not None
+            assert (
+                found.structured_content["hits"][0]["ref"] == made.structured_content["memory_id"]
+            )
+
+    anyio.run(session)
+    with stored(env) as mem:
+        memory = mem.store.get_memories([1])[0]
+        assert memory.integration == "stdio-test"
+        assert memory.scope == mem.scope_for(cwd=tmp_path)
+
+
+@pytest.mark.slow
+def test_several_stdio_servers_on_one_store_lose_no_write(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    servers, writes = 3, 50
+
+    async def writer(n: int) -> None:
+        async with stdio(env, tmp_path, name=f"agent-{n}") as client:
+            for i in range(writes):
+                # Words of its own for every note, so dedup never merges two of them.
+                words = " ".join(f"{stem}{n}q{i}" for stem in ("amber", "cedar", "fjord", "quartz"))
+                result = await client.call_tool(
+                    "remember", {"content": f"Note {words}.", "type": "fact", "scope": SCOPE}
+                )
+                assert result.structured_content is not None, text(result)
+                assert result.structured_content["disposition"] == "created"
+
+    async def all_writers() -> None:
+        async with anyio.create_task_group() as group:
+            for n in range(servers):
+                group.start_soon(writer, n)
+
+    anyio.run(all_writers)
+    with stored(env) as mem:
+        assert mem.stats(scope=SCOPE)["by_scope"][SCOPE] == servers * writes
+
+
+# streamable HTTP ----------------------------------------------------------------------------
+@contextmanager
+def serving(env: dict[str, str], cwd: Path, *args: str) -> Iterator[str]:
+    """`cairn serve --port 0 ARGS`; yields the announced URL, stops the server after."""
+    process = subprocess.Popen(
+        [CAIRN, "serve", "--port", "0", *args],
+        env=env, cwd=str(cwd), stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    found = None
+    try:
+        assert process.stderr is not None
+        seen = ""
+        for line in process.stderr:  # whatever a library warns about first, the URL follows
+            seen += line
+            found = re.search(r"serving MCP at (http://\S+)", line)
+            if found:
+                break
+        assert found, seen
+        yield found.group(1)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def initialize_request() -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+
+
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def test_http_with_a_token_answers_401_without_it(env: dict[str, str], tmp_path: Path) -> None:
+    with serving(env, tmp_path, "--token", "s3cret-token") as url:
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+        for auth in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret-token"}):
+            refused = httpx.post(url, json=initialize_request(), headers={**HEADERS, **auth})
+            assert refused.status_code == 401
+            assert refused.headers["www-authenticate"].startswith("Bearer")
+        allowed = httpx.post(
+            url,
+            json=initialize_request(),
+            headers={**HEADERS, "Authorization": "Bearer s3cret-token"},
+        )
+        assert allowed.status_code == 200
+
+        async def session() -> None:
+            http = httpx.AsyncClient(headers={"Authorization": "Bearer s3cret-token"})
+            transport = streamable_http_client(url, http_client=http)
+            info = types.Implementation(name="http-test", version="7")
+            async with Client(transport, client_info=info) as client:
+                made = await client.call_tool(
+                    "remember", {"content": "Staging is at staging.acme.dev.", "type": "fact",
+                                 "scope": SCOPE},
+                )  # fmt: skip
+                assert not made.is_error, text(made)
+                found = await client.call_tool("recall", {"query": "staging", "scope": SCOPE})
+                assert "Staging is at staging.acme.dev." in text(found)
+
+        anyio.run(session)
+    with stored(env) as mem:
+        assert mem.store.get_memories([1])[0].integration == "http-test"
+
+
+def test_http_refuses_to_bind_beyond_loopback_without_a_token(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [CAIRN, "serve", "--host", "0.0.0.0", "--port", "0"],
+        env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: refusing to serve on 0.0.0.0 without a token")
+    assert "--token" in done.stderr
+
+
+def test_http_beyond_loopback_with_a_token_from_the_environment(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    with serving({**env, "CAIRN_HTTP_TOKEN": "env-token"}, tmp_path, "--host", "0.0.0.0") as url:
+        assert url.startswith("http://0.0.0.0:")
+        local = url.replace("0.0.0.0", "127.0.0.1")
+        refused = httpx.post(local, json=initialize_request(), headers=HEADERS)
+        assert refused.status_code == 401
+        allowed = httpx.post(
+            local,
+            json=initialize_request(),
+            headers={**HEADERS, "Authorization": "Bearer env-token"},
+        )
+        assert allowed.status_code == 200
+
+
+def test_http_sends_no_cors_headers_unless_configured(env: dict[str, str], tmp_path: Path) -> None:
+    preflight = {
+        "Origin": "http://app.example",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type",
+    }
+    with serving(env, tmp_path) as url:
+        answer = httpx.options(url, headers=preflight)
+        assert "access-control-allow-origin" not in answer.headers
+        open_post = httpx.post(url, json=initialize_request(), headers=HEADERS)
+        assert open_post.status_code == 200  # loopback without a token needs none
+    with serving(env, tmp_path, "--cors-origin", "http://app.example") as url:
+        answer = httpx.options(url, headers=preflight)
+        assert answer.status_code == 200
+        assert answer.headers["access-control-allow-origin"] == "http://app.example"
+        other = httpx.options(url, headers={**preflight, "Origin": "http://evil.example"})
+        assert other.headers.get("access-control-allow-origin") != "http://evil.example"
+
+
+# MCP Inspector ------------------------------------------------------------------------------
+def inspector(env: dict[str, str], cwd: Path, *args: str) -> Any:
+    npx = shutil.which("npx")
+    if npx is None:
+        pytest.skip("npx (Node) is not installed")
+    command = [npx, "-y", INSPECTOR, "--cli"]
+    command += ["-e", f"CAIRN_HOME={env['CAIRN_HOME']}", "-e", "CAIRN_EMBEDDER=hashing"]
+    command += [CAIRN, "mcp", *args]
+    done = subprocess.run(
+        command, env=env, cwd=str(cwd), capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    return json.loads(done.stdout)
+
+
+@pytest.mark.slow
+def test_mcp_inspector_cli_lists_and_calls_tools(env: dict[str, str], tmp_path: Path) -> None:
+    listed = inspector(env, tmp_path, "--method", "tools/list")
+    names = {tool["name"] for tool in listed["tools"]}
+    assert {"remember", "recall", "activate", "feedback", "commit"} <= names
+    remember = next(tool for tool in listed["tools"] if tool["name"] == "remember")
+    assert remember["annotations"]["readOnlyHint"] is False
+
+    made = inspector(
+        env, tmp_path, "--method", "tools/call", "--tool-name", "remember",
+        "--tool-arg", "content=Releases are tagged vX.Y.Z.", "--tool-arg", "type=decision",
+        "--tool-arg", f"scope={SCOPE}",
+    )  # fmt: skip
+    assert not made.get("isError"), made
+    assert made["structuredContent"]["disposition"] == "created"
+    found = inspector(
+        env, tmp_path, "--method", "tools/call", "--tool-name", "recall",
+        "--tool-arg", "query=how are releases tagged", "--tool-arg", f"scope={SCOPE}",
+        "--tool-arg", "limit=3",
+    )  # fmt: skip
+    assert found["content"][0]["text"].startswith(made["structuredContent"]["memory_id"])
+    assert "Releases are tagged vX.Y.Z." in found["content"][0]["text"]
