@@ -20,14 +20,14 @@ def bench() -> None:
 
 
 @bench.command()
-@click.option("--sentences", type=int, default=512, show_default=True)
+@click.option("--sentences", type=int, default=200, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One line of JSON.")
 @reports_errors
 def embedder(sentences: int, as_json: bool) -> None:
     """Embedder import time, load time and throughput (and the fp32 baseline)."""
     from cairn.bench.embedder import bench_embedder
 
-    _print(bench_embedder(Settings.from_env(), sentences=sentences), as_json)
+    _print(bench_embedder(Settings.from_env(), n=sentences), as_json)
 
 
 @bench.command()

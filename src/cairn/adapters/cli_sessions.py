@@ -66,8 +66,8 @@ def print_brief(brief: Brief) -> None:
         click.echo(f"branch: {brief.branch.branch or '(detached)'}")
         if brief.branch.goal:
             click.echo(f"  goal: {brief.branch.goal}")
-        for item in brief.branch.open_items:
-            click.echo(f"  open {item.ref} [{item.type}] {item.summary}")
+        for open_item in brief.branch.open_items:
+            click.echo(f"  open {open_item.ref} [{open_item.type}] {open_item.summary}")
         for commit in brief.branch.commits:
             click.echo(f"  {commit.sha} {commit.subject}")
     for hit in brief.memories:
