@@ -1,0 +1,273 @@
+"""Lessons on tool calls in the `cairn` command: `cairn lessons` (one call, `--stdin`, or an
+agent's hook with `--hook claude-code`), its mute rules, `cairn confirm`, and
+`cairn hook claude-code install|uninstall`.
+
+In hook mode nothing cairn does can fail the agent: any error of cairn's own prints one line
+on stderr (which Claude Code does not feed to the model on exit 0) and nothing on stdout, and
+the exit status is 0. The store is opened with a short busy timeout there, so a long write by
+another process delays a tool call by at most about a second.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cairn.adapters.agent_hooks import CLAUDE_CODE, claude_code_answer, client_name, generic_answer
+from cairn.adapters.cli import (
+    cwd_option,
+    emit_json,
+    json_object,
+    json_option,
+    opened,
+    reports_errors,
+    scope_option,
+    session_option,
+)
+from cairn.config import Settings
+from cairn.core import Cairn
+from cairn.lessons import claude_code
+from cairn.lessons.models import ClaudeHookInstall, LessonsResult, MuteRule
+
+HOOK_BUSY_TIMEOUT_MS = 1_000
+GENERIC_CLIENT = "agent-hook"
+
+
+def _open_for_hook(ctx: click.Context, integration: str) -> Cairn:
+    settings: Settings = ctx.obj["settings"]
+    quick = settings.with_overrides(busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
+    return Cairn.open(ctx.obj["store"], settings=quick, integration=integration)
+
+
+def _read_payload() -> dict[str, Any]:
+    raw = "" if sys.stdin is None else sys.stdin.read()
+    payload = json.loads(raw) if raw.strip() else {}
+    if not isinstance(payload, dict):
+        raise ValueError("the hook's input is not a JSON object")
+    return payload
+
+
+def _run_hook(ctx: click.Context) -> None:
+    try:
+        payload = _read_payload()
+        with _open_for_hook(ctx, CLAUDE_CODE) as mem:
+            answer = claude_code_answer(mem, payload)
+    except Exception as exc:  # noqa: BLE001 - the hook's top level: never block the agent
+        click.echo(f"cairn: lessons hook skipped: {exc}", err=True)
+        return
+    if answer is not None:
+        click.echo(json.dumps(answer))  # ASCII: safe whatever the locale of the hook
+
+
+def _run_stdin(ctx: click.Context) -> None:
+    try:
+        payload = _read_payload()
+        with _open_for_hook(ctx, client_name(payload, GENERIC_CLIENT)) as mem:
+            answer = generic_answer(mem, payload)
+    except Exception as exc:  # noqa: BLE001 - like the hook: an answer, never a failure
+        message = getattr(exc, "message", None) or str(exc)
+        code = getattr(exc, "code", "error")
+        answer = {"lessons": [], "text": "", "error": {"code": code, "message": message}}
+    click.echo(json.dumps(answer))
+
+
+@click.group(invoke_without_command=True)
+@click.option("--tool", help="The tool about to be called: Edit, Write, Read, Bash, ...")
+@click.option("--args", "args_json", help='Its arguments as JSON, e.g. {"file_path": "src/a.py"}.')
+@click.option("--command", "shell", help="Shorthand for --tool Bash with this command line.")
+@click.option("--path", "paths", multiple=True, help="A file the tool touches (repeatable).")
+@click.option("--stdin", "from_stdin", is_flag=True, help="Read one call as JSON on stdin.")
+@click.option("--hook", type=click.Choice([CLAUDE_CODE]), help="Answer an agent's hook event.")
+@scope_option
+@cwd_option
+@session_option
+@click.option("--limit", type=int, default=3, show_default=True, help="At most 10.")
+@json_option
+@click.pass_context
+def lessons(ctx: click.Context, /, **opts: Any) -> None:
+    """What memory says before a tool call; `cairn lessons mute|unmute|list` manage mutes."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if opts["hook"] is not None:
+        _run_hook(ctx)
+    elif opts["from_stdin"]:
+        _run_stdin(ctx)
+    else:
+        _one_call(ctx, opts)
+
+
+@reports_errors
+def _one_call(ctx: click.Context, opts: dict[str, Any]) -> None:
+    args = json_object(opts["args_json"], "--args") or {}
+    tool = opts["tool"]
+    if opts["shell"] is not None:
+        tool, args = tool or "Bash", {**args, "command": opts["shell"]}
+    if opts["paths"]:
+        args = {**args, "files": list(opts["paths"])}
+    if tool is None:
+        raise click.UsageError("name the call: --tool NAME [--args JSON], --command, or --stdin.")
+    with opened(ctx) as mem:
+        result = mem.lessons(tool, args, scope=opts["scope"], cwd=opts["cwd"],
+                             session_id=opts["session_id"], limit=opts["limit"])  # fmt: skip
+    if opts["as_json"]:
+        emit_json(result)
+    else:
+        print_lessons(result)
+
+
+def print_lessons(result: LessonsResult) -> None:
+    if result.text:
+        click.echo(result.text)
+    else:
+        touched = ", ".join(result.targets) or "nothing cairn can tell"
+        click.echo(f"nothing worth saying before this {result.tool} call ({touched})")
+    if result.repeated or result.muted:
+        click.echo(f"({result.repeated} already given in this session, {result.muted} muted)")
+
+
+def _rule_options(command: Any) -> Any:
+    for option in (
+        click.option("--type", "mtype", help="A memory type (warning, lesson, ...)."),
+        click.option("--tag", help="A tag."),
+        click.option("--path", help="A path or glob relative to the repository root."),
+        scope_option,
+        cwd_option,
+        json_option,
+    ):
+        command = option(command)
+    return command
+
+
+@lessons.command("mute")
+@_rule_options
+@click.pass_context
+@reports_errors
+def mute(ctx: click.Context, /, mtype: str | None, as_json: bool, **opts: Any) -> None:
+    """Stop lessons of a type, with a tag, or on a path, in the scope."""
+    with opened(ctx) as mem:
+        rule = mem.mute_lessons(type=mtype, **opts)
+    if as_json:
+        emit_json(rule)
+    else:
+        click.echo(rule.describe())
+
+
+@lessons.command("unmute")
+@_rule_options
+@click.pass_context
+@reports_errors
+def unmute(ctx: click.Context, /, mtype: str | None, as_json: bool, **opts: Any) -> None:
+    """Remove a mute rule of the scope."""
+    with opened(ctx) as mem:
+        removed = mem.unmute_lessons(type=mtype, **opts)
+    if as_json:
+        emit_json({"removed": removed})
+    else:
+        click.echo("mute rule removed" if removed else "no such mute rule in this scope")
+
+
+@lessons.command("list")
+@scope_option
+@cwd_option
+@json_option
+@click.pass_context
+@reports_errors
+def list_mutes(ctx: click.Context, /, as_json: bool, **opts: Any) -> None:
+    """The mute rules that apply in the scope (its own and global's)."""
+    with opened(ctx) as mem:
+        rules = mem.lesson_mutes(**opts)
+    if as_json:
+        emit_json(rules)
+    else:
+        print_rules(rules)
+
+
+def print_rules(rules: list[MuteRule]) -> None:
+    if not rules:
+        click.echo("no lessons are muted here")
+    for rule in rules:
+        click.echo(f"{rule.kind} {rule.value}  ({rule.scope}, since {rule.created_at:%Y-%m-%d})")
+
+
+@click.command()
+@click.argument("ref")
+@scope_option
+@cwd_option
+@session_option
+@json_option
+@click.pass_context
+@reports_errors
+def confirm(ctx: click.Context, /, ref: str, as_json: bool, **opts: Any) -> None:
+    """Say that memory REF still holds (counts as a confirmation by this client)."""
+    with opened(ctx) as mem:
+        result = mem.confirm(ref, **opts)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(result.message)
+
+
+# Claude Code hooks -----------------------------------------------------------------------------
+@click.group("claude-code")
+def claude_code_hooks() -> None:
+    """Claude Code hooks: lessons before tool calls, the brief at session start, and a
+    reminder to remember at the end."""
+
+
+def _where_options(command: Any) -> Any:
+    command = click.option("--user", is_flag=True, help="~/.claude/settings.json.")(command)
+    return click.option(
+        "--project",
+        type=click.Path(file_okay=False),
+        help="The project's .claude/settings.json (default: this directory).",
+    )(command)
+
+
+def _settings_path(project: str | None, user: bool) -> Path:
+    if user and project is not None:
+        raise click.UsageError("give --project DIR or --user, not both.")
+    if user:
+        return claude_code.settings_file(project=None, user_home=Path.home())
+    return claude_code.settings_file(project=Path(project or "."), user_home=None)
+
+
+@claude_code_hooks.command("install")
+@_where_options
+@json_option
+@click.pass_context
+@reports_errors
+def install(ctx: click.Context, /, project: str | None, user: bool, as_json: bool) -> None:
+    """Add cairn's PreToolUse, SessionStart and Stop hooks to Claude Code's settings (merged
+    with what is there; running it again changes nothing)."""
+    explicit = ctx.find_root().params.get("store")
+    result = claude_code.install(_settings_path(project, user), claude_code.hook_command(explicit))
+    _print_install(result, as_json, "installed")
+
+
+@claude_code_hooks.command("uninstall")
+@_where_options
+@json_option
+@reports_errors
+def uninstall(project: str | None, user: bool, as_json: bool) -> None:
+    """Remove cairn's hooks from Claude Code's settings; everything else stays."""
+    _print_install(claude_code.uninstall(_settings_path(project, user)), as_json, "removed")
+
+
+def _print_install(result: ClaudeHookInstall, as_json: bool, verb: str) -> None:
+    if as_json:
+        emit_json(result)
+        return
+    click.echo(f"{result.settings_path}:")
+    if result.changed:
+        click.echo(f"  {verb}: {', '.join(result.changed)}")
+    if result.unchanged:
+        click.echo(f"  unchanged: {', '.join(result.unchanged)}")
+    if result.command:
+        click.echo(f"  command: {result.command}")
+
+
+COMMANDS: tuple[click.Command, ...] = (lessons, confirm)

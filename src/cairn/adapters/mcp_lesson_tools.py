@@ -1,0 +1,92 @@
+"""The lesson tools of the MCP server: `lessons` (read-only) and `confirm`.
+
+Same pattern as `mcp_tools.py`: one method per tool, one `Cairn` call each.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from cairn.adapters.mcp import Binding, ToolResult, Where
+from cairn.adapters.mcp_fields import Cwd, Ref, Scope
+from cairn.adapters.mcp_tools import Ctx
+from cairn.lessons.models import ConfirmResult, LessonsResult
+
+AnySessionId = Annotated[
+    str | None,
+    Field(
+        description="Your session: a cairn session_id from activate, or your agent's own session "
+        "id. Lessons already given in it for the same file or command are not repeated."
+    ),
+]
+
+
+class LessonToolset:
+    """lessons, confirm."""
+
+    def __init__(self, binding: Binding) -> None:
+        self._b = binding
+
+    async def lessons(
+        self,
+        ctx: Ctx,
+        tool: Annotated[str, Field(description="The tool you are about to call, e.g. Edit, Bash.")],
+        args: Annotated[
+            dict[str, Any] | None,
+            Field(
+                description='Its arguments as you will pass them, e.g. {"file_path": '
+                '"src/billing.py", "old_string": "..."} or {"command": "npm publish"}.'
+            ),
+        ] = None,
+        scope: Scope = None,
+        cwd: Cwd = None,
+        session_id: AnySessionId = None,
+        limit: Annotated[int, Field(description="At most this many lessons (1 to 10).")] = 3,
+    ) -> ToolResult:
+        """Before a tool call: the few memories specifically about it (memories citing the
+        files or lines it touches; warnings, constraints, lessons and instructions naming its
+        command or files; procedures naming them), each with ref and why. Empty when nothing
+        is worth saying. When an edit changes lines a memory cites, the lesson asks whether the
+        memory still holds: answer with confirm(ref) or correct(ref, ...)."""
+        return await self._b.call(
+            ctx,
+            lambda mem, where: mem.lessons(
+                tool, args, scope=scope, cwd=where, session_id=session_id, limit=limit
+            ),
+            _lessons_text,
+            Where(scope, cwd, session_id if _is_cairn_session(session_id) else None),
+        )
+
+    async def confirm(
+        self,
+        ctx: Ctx,
+        ref: Ref,
+        scope: Scope = None,
+        cwd: Cwd = None,
+        session_id: AnySessionId = None,
+    ) -> ToolResult:
+        """Say that a memory still holds, e.g. after a lesson asked about an edit of the lines
+        it cites. Counts as a confirmation when you are not the client that wrote it (once per
+        session, or once a day without one); it lifts the memory in recall and wakes it."""
+        return await self._b.call(
+            ctx,
+            lambda mem, where: mem.confirm(ref, scope=scope, cwd=where, session_id=session_id),
+            _confirm_text,
+            Where(scope, cwd, session_id if _is_cairn_session(session_id) else None),
+        )
+
+
+def _is_cairn_session(session_id: str | None) -> bool:
+    return isinstance(session_id, str) and session_id.startswith("ses_")
+
+
+def _lessons_text(result: LessonsResult) -> str:
+    if result.text:
+        return result.text
+    return f"nothing worth saying before this {result.tool} call"
+
+
+def _confirm_text(result: ConfirmResult) -> str:
+    return result.message
