@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -11,10 +12,10 @@ from cairn.ranking.fusion import (
     fuse_scores,
     max_normalise,
     neighbour_context,
-    neighbour_window,
     ranked,
     reciprocal_rank,
     relative_cut,
+    window_vector,
 )
 
 
@@ -41,12 +42,27 @@ def test_blend_dense_falls_back_to_own_cosine_without_a_window() -> None:
     assert blended == {"a": pytest.approx(0.6), "b": pytest.approx(0.6)}
 
 
-def test_neighbour_window_and_context_stay_inside_the_list() -> None:
+def test_neighbour_context_stays_inside_the_list() -> None:
     texts = ["t0", "t1", "t2", "t3", "t4"]
-    assert neighbour_window(texts, 0, 2, 2) == "t0\nt1\nt2"
-    assert neighbour_window(texts, 3, 2, 2) == "t1\nt2\nt3\nt4"
     assert neighbour_context(texts, 2, 1, 1) == "t1 t3"
+    assert neighbour_context(texts, 2, 2, 2) == "t0 t1 t3 t4"
     assert neighbour_context(texts, 0, 2, 0) == ""
+
+
+def test_window_vector_weights_the_memory_itself_and_normalises() -> None:
+    own = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    left = np.array([0.0, 1.0, 0.0], dtype=np.float32)
+    right = np.array([0.0, 0.0, 1.0], dtype=np.float32)
+    window = window_vector(own, [left, right], self_weight=3.0)
+    assert float(np.linalg.norm(window)) == pytest.approx(1.0)
+    assert window == pytest.approx(np.array([3.0, 1.0, 1.0]) / np.sqrt(11.0))
+    assert float(window @ own) > float(window @ left) > 0.0
+    assert window_vector(own, [], self_weight=3.0) == pytest.approx(own)
+
+
+def test_window_vector_falls_back_to_own_when_the_sum_vanishes() -> None:
+    own = np.array([1.0, 0.0], dtype=np.float32)
+    assert window_vector(own, [-own, -own, -own], self_weight=3.0) == pytest.approx(own)
 
 
 def test_reciprocal_rank_rewards_agreement() -> None:

@@ -282,6 +282,37 @@ class BM25F:
                 total += self.idf(term) * tf * (self.k1 + 1.0) / (self.k1 + tf)
         return total
 
+    def score_joined(
+        self, terms: Sequence[str], fields: Mapping[str, str], idf: Mapping[str, float]
+    ) -> float:
+        """`score` for fields given as space-joined analysed terms, the way stores keep them.
+
+        Same value as `score`, computed faster: a field is read only when one of the terms
+        occurs in its text, tokens are counted in C without splitting, and `idf` (each term's
+        `idf`, computed once per query) is passed in. Fields hold single-space-joined terms.
+        A recall scores a few hundred candidates whose long `context` field rarely holds a
+        query term, so most fields are skipped after a substring test.
+        """
+        k1, b = self.k1, self.b
+        tf: dict[str, float] = {}
+        for name, weight in self.field_weights.items():
+            text = fields.get(name)
+            if not text:
+                continue
+            present = [t for t in terms if t in text]
+            if not present:
+                continue
+            # Whole-token counts without splitting: with every separator doubled, " term "
+            # occurrences never overlap, so str.count (in C) counts tokens exactly.
+            padded = " " + text.replace(" ", "  ") + " "
+            avg = self.stats.avg_field_len.get(name) or 1.0
+            scale = weight / (1.0 - b + b * (text.count(" ") + 1) / avg)
+            for term in present:
+                count = padded.count(" " + term + " ")
+                if count:
+                    tf[term] = tf.get(term, 0.0) + scale * count
+        return sum(idf[t] * value * (k1 + 1.0) / (k1 + value) for t, value in tf.items())
+
     def term_weights(self, doc: AnalysedDoc) -> dict[str, float]:
         """Field-weighted, length-normalised frequency of every term of the document.
 

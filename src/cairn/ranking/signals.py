@@ -6,14 +6,15 @@ main signal:
 
 - lifecycle ×0.75 … ×1.25 — the memory's *strength*: its weight (initial importance, default
   0.5) decayed exponentially by durability since it was written (episodic 0.15/day, semantic
-  0.03/day, permanent never; pinned memories and preferences never decay) and lifted by use
-  (access and cites, logarithmically). A fresh default memory gets exactly ×1.
+  0.03/day, permanent never; pinned memories and preferences never decay), the decay offset by
+  use (access and cites, logarithmically) up to the weight. A fresh default memory gets ×1.
 - acts ×0.5 … ×2 — confirmations (merges, other clients restating it) lift, contradictions
   (reverts, discards) lower: `2 ** ((confirmed - contradicted) / (confirmed + contradicted + 2))`,
   the same shape as the feedback multiplier, so one of each cancels. Acts and feedback together
   stay within ×0.5 … ×2 (DESIGN §3): the feedback multiplier is applied after ranking
   (`cairn.sessions.enrich`), so the acts part here is whatever keeps their product in bounds.
 - resting ×0.5 — a resting memory, returned only when asked for, ranks below active ones.
+- recency ×1 … ×1.05 (`recency_lift`, applied by `recall.py`) — a newer near-tie comes first.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ LIFECYCLE_FLOOR = 0.75
 LIFECYCLE_SPAN = 0.5  # floor + span * strength; strength 0.5 → ×1
 ACCESS_GAIN = 0.2
 RESTING_FACTOR = 0.5
+RECENCY_GAIN = 0.05
+RECENCY_DAYS = 30.0
 MIN_ACTS = 0.5
 MAX_ACTS = 2.0
 _DAY_SECONDS = 86_400.0
@@ -48,11 +51,14 @@ def access_boost(access_count: int, cited: int = 0) -> float:
 
 
 def strength(memory: Memory, now: datetime) -> float:
-    """Weight × decay × access boost, in 0…1."""
+    """Weight × decay, with use counteracting the decay (never lifting past the weight): in 0…1.
+
+    Use only offsets decay because a recall counts as an access: if access could lift a memory
+    above its weight, every repeated question would make its own answers rank higher."""
     days = max(0.0, (now - memory.written_at).total_seconds() / _DAY_SECONDS)
     never = memory.pinned or memory.type == "preference"
-    value = memory.weight * decay_factor(memory.durability, days, never=never)
-    return min(1.0, value * access_boost(memory.access_count, memory.cited))
+    kept = decay_factor(memory.durability, days, never=never)
+    return memory.weight * min(1.0, kept * access_boost(memory.access_count, memory.cited))
 
 
 def lifecycle_multiplier(memory: Memory, now: datetime) -> float:
@@ -70,6 +76,17 @@ def acts_part(memory: Memory) -> float:
     feedback = memory_feedback_multiplier(memory.evidence)
     combined = acts_multiplier(memory.confirmed, memory.contradicted) * feedback
     return min(MAX_ACTS, max(MIN_ACTS, combined)) / feedback
+
+
+def recency_lift(memory: Memory, now: datetime) -> float:
+    """1 + 0.05 × exp(−age / 30 days), by when the memory occurred: at most ×1.05.
+
+    Slight on purpose (DESIGN §3): it only decides between near-ties, so of two memories saying
+    much the same thing the newer one comes first; it cannot lift an off-topic memory over a
+    relevant one.
+    """
+    days = max(0.0, (now - memory.occurred_at).total_seconds() / _DAY_SECONDS)
+    return 1.0 + RECENCY_GAIN * math.exp(-days / RECENCY_DAYS)
 
 
 def resting_factor(memory: Memory) -> float:

@@ -1,0 +1,399 @@
+"""`cairn bench locomo`: evidence recall on LoCoMo through the product's own API.
+
+LoCoMo ("Evaluating Very Long-Term Conversational Memory of LLM Agents", ACL 2024) gives long
+two-person conversations in dated sessions, and questions whose answers are supported by
+`evidence` turns (dia_ids such as `D3:7`). The bench stores a conversation with `remember`
+exactly as an agent would and asks every question with `recall`; nothing in the ranking knows
+it is being benchmarked.
+
+- Each conversation gets its own scope (`project:locomo/<conversation>`), in a fresh store.
+- `turns` mode: one memory per dialog turn, `"<speaker>: <text>"` plus `[image: <caption>]`
+  when a picture was shared, `source_ref="locomo://<conversation>/<dia_id>"`, `occurred_at`
+  the session's date. Each LoCoMo session is one cairn session (`activate` ... `end`), so
+  turns get their session neighbours. Deduplication is off: "Thanks!" said twice is two turns.
+- `observations` mode: one memory per observation fact, with the dia_ids it points to in its
+  `source_ref` (`locomo://<conversation>/D1:3,D1:5`), grouped in sessions the same way.
+- Every question of categories 1-4 (multi-hop, temporal, open-domain, single-hop; category 5 is
+  adversarial and has no evidence) is asked with `cut=False`, `limit=20`, `kind="memories"`.
+  R@k is the share of its evidence dia_ids found among the top k memories' dia_ids.
+- In the same run the lexical-only (BM25F) and dense-only (window cosine) orders of the same
+  candidates, and `query` (own-vector cosine alone), are scored for comparison.
+- Abstention: every question again with the default cut (`limit=8`): the share of answerable
+  questions wrongly left empty, and, for `ABSENT` - questions about things no conversation
+  mentions - the share correctly left empty.
+
+Latency is the wall time of each `recall` call, query embedding included.
+
+A recall counts an access on what it returns; access only offsets decay (it never lifts a
+memory past its weight, `cairn.ranking.signals.strength`), so earlier questions cannot bias
+later ones and the bench asks them in order with no reset.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from cairn.config import Settings
+from cairn.core import Cairn
+from cairn.embeddings.base import Embedder
+from cairn.errors import InvalidInput
+from cairn.exchange import require_empty
+from cairn.ranking.fusion import ranked
+from cairn.ranking.recall import candidates
+from cairn.scope import visible_scopes
+from cairn.store.base import MemoryFilter
+
+KS = (1, 5, 10, 20)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+MODES = ("turns", "observations")
+RANKINGS = ("cairn", "lexical", "dense", "query")
+
+# Generic questions about things a casual two-person conversation does not mention: the
+# abstention check asks each of them in every conversation.
+ABSENT = (
+    "What is the capital of Peru?",
+    "How do I configure Kubernetes ingress?",
+    "What is the boiling point of mercury?",
+    "How do I rebase a git branch onto main?",
+    "Which port does PostgreSQL listen on by default?",
+    "What is the time complexity of quicksort?",
+    "How do I set up a Python virtual environment?",
+    "Who wrote the Treaty of Westphalia?",
+    "What is the population of Mongolia?",
+    "How does TCP congestion control work?",
+    "What is the exchange rate between the yen and the euro?",
+    "How do I fix a segmentation fault in C?",
+    "What causes the northern lights?",
+    "How many moons does Jupiter have?",
+    "What is the syntax for a SQL left join?",
+    "How do I rotate TLS certificates in nginx?",
+    "What is the half-life of carbon-14?",
+    "Which compiler flags enable link-time optimisation?",
+    "How do I migrate a Django database schema?",
+    "What is the tallest mountain in Africa?",
+    "How do vaccines trigger an immune response?",
+    "What does the HTTP 418 status code mean?",
+    "How do I write a Rust lifetime annotation?",
+    "What is the GDP of Norway?",
+    "How do I mount an NFS share on Linux?",
+    "What is the chemical formula of sulfuric acid?",
+    "How are mortgage interest rates calculated?",
+    "Which version of OpenSSL fixed Heartbleed?",
+    "How do I tune the JVM garbage collector?",
+    "What is the speed of sound in water?",
+    "How do I debounce an input in React?",
+    "What is the difference between TCP and UDP?",
+    "Who discovered penicillin?",
+    "How do I resolve a merge conflict in a lockfile?",
+    "What is the orbital period of Mars?",
+    "How does a B-tree index speed up queries?",
+    "What are the tax brackets in Germany?",
+    "How do I configure a Terraform S3 backend?",
+    "What is the melting point of tungsten?",
+    "How do I profile memory usage in Go?",
+    "Which enzyme breaks down lactose?",
+    "How do I set CORS headers in Express?",
+    "What is the official language of Mozambique?",
+    "How does RAFT leader election work?",
+    "What is the wingspan of a Boeing 747?",
+    "How do I pin a dependency version in Cargo?",
+    "What does the kernel OOM killer do?",
+    "How do I deploy a Lambda function with SAM?",
+    "What year did the Byzantine Empire fall?",
+    "How do I enable WAL mode in SQLite?",
+)
+
+_DIA = re.compile(r"D\d+:\d+")
+_SESSION = re.compile(r"session_(\d+)")
+_DATE = re.compile(
+    r"(\d{1,2}):(\d\d)\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})", re.IGNORECASE
+)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    text: str
+    category: int
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    number: int
+    occurred_at: datetime | None
+    turns: tuple[dict[str, Any], ...]
+    observations: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    name: str
+    sessions: tuple[Session, ...]
+    questions: tuple[Question, ...]
+
+
+@dataclass
+class _Tally:
+    """Recall@k per ranking and category, latencies and abstention counts of a run."""
+
+    recall: dict[str, dict[str, list[list[float]]]] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+    answerable_empty: list[bool] = field(default_factory=list)
+    absent_empty: list[bool] = field(default_factory=list)
+    memories: int = 0
+    ingest_seconds: float = 0.0
+
+    def add(self, ranking: str, category: int, values: list[float]) -> None:
+        groups = self.recall.setdefault(ranking, {})
+        groups.setdefault("all", []).append(values)
+        groups.setdefault(CATEGORIES[category], []).append(values)
+
+
+# data -------------------------------------------------------------------------------------
+def parse_session_date(text: str) -> datetime | None:
+    """'1:56 pm on 8 May, 2023' as a UTC datetime; None when the text is not such a date."""
+    match = _DATE.search(text or "")
+    if match is None:
+        return None
+    hour, minute, half, day, month, year = match.groups()
+    if month[:3].lower() not in _MONTHS:
+        return None
+    hours = int(hour) % 12 + (12 if half.lower() == "pm" else 0)
+    return datetime(
+        int(year), _MONTHS.index(month[:3].lower()) + 1, int(day), hours, int(minute), tzinfo=UTC
+    )
+
+
+def evidence_ids(raw: Sequence[str]) -> tuple[str, ...]:
+    """dia_ids of a question's evidence ('D8:6; D9:17' and other spellings are split)."""
+    found = [d for item in raw for d in _DIA.findall(str(item))]
+    return tuple(dict.fromkeys(found))
+
+
+def load_conversations(data: Path, only: Sequence[str] | None = None) -> list[Conversation]:
+    files = sorted(data.glob("*.json"))
+    if not files:
+        raise InvalidInput(f"no LoCoMo .json files in {data}; pass --data the folder holding them.")
+    out = []
+    for path in files:
+        if only is not None and path.stem not in only:
+            continue
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        out.append(_conversation(path.stem, raw))
+    return out
+
+
+def _conversation(name: str, raw: dict[str, Any]) -> Conversation:
+    body = raw.get("conversation", raw)
+    numbers = sorted(
+        int(m.group(1))
+        for key in body
+        if (m := _SESSION.fullmatch(key)) and isinstance(body[key], list)
+    )
+    sessions = []
+    for n in numbers:
+        facts: list[tuple[str, tuple[str, ...]]] = []
+        observed = raw.get(f"session_{n}_observation") or {}
+        for items in observed.values():
+            for item in items:
+                ids = item[1] if isinstance(item[1], list) else [item[1]]
+                facts.append((str(item[0]), evidence_ids([str(i) for i in ids])))
+        date = parse_session_date(str(body.get(f"session_{n}_date_time", "")))
+        sessions.append(Session(n, date, tuple(body[f"session_{n}"]), tuple(facts)))
+    questions = tuple(
+        Question(str(q["question"]), int(q["category"]), evidence_ids(q.get("evidence") or []))
+        for q in raw.get("qa", [])
+        if int(q.get("category", 0)) in CATEGORIES and evidence_ids(q.get("evidence") or [])
+    )
+    return Conversation(name, tuple(sessions), questions)
+
+
+# ingest -----------------------------------------------------------------------------------
+def turn_text(turn: dict[str, Any]) -> str:
+    text = f"{turn['speaker']}: {turn['text']}"
+    caption = turn.get("blip_caption")
+    return f"{text} [image: {caption}]" if caption else text
+
+
+def _items(conv: Conversation, session: Session, mode: str) -> list[dict[str, Any]]:
+    when = session.occurred_at
+    pairs: list[tuple[str, tuple[str, ...]]]
+    if mode == "turns":
+        pairs = [(turn_text(t), (str(t["dia_id"]),)) for t in session.turns if t.get("text")]
+    else:
+        pairs = [(fact, ids) for fact, ids in session.observations if ids]
+    return [
+        {
+            "content": content,
+            "type": "fact",
+            "source_ref": f"locomo://{conv.name}/{','.join(ids)}",
+            **({"occurred_at": when} if when is not None else {}),
+        }
+        for content, ids in pairs
+    ]
+
+
+def ingest(mem: Cairn, conv: Conversation, scope: str, mode: str) -> dict[str, tuple[str, ...]]:
+    """Store the conversation; returns each memory ref's dia_ids."""
+    refs: dict[str, tuple[str, ...]] = {}
+    for session in conv.sessions:
+        items = _items(conv, session, mode)
+        if not items:
+            continue
+        opened = mem.activate(
+            f"LoCoMo conversation {conv.name}, session {session.number}", scope=scope
+        )
+        for item in items:
+            item["session_id"] = opened.session_id
+        for done, item in zip(mem.remember_many(items, dedup=False), items, strict=True):
+            if done.ok and done.data is not None:
+                refs[done.data.memory_id] = tuple(str(item["source_ref"]).split("/")[-1].split(","))
+        mem.end(opened.session_id)
+    return refs
+
+
+# questions --------------------------------------------------------------------------------
+def _recall_at(found: Sequence[tuple[str, ...]], evidence: Sequence[str]) -> list[float]:
+    wanted = set(evidence)
+    out = []
+    for k in KS:
+        seen = {d for ids in found[:k] for d in ids}
+        out.append(len(wanted & seen) / len(wanted))
+    return out
+
+
+def _ask(
+    mem: Cairn, scope: str, refs: dict[str, tuple[str, ...]], q: Question, tally: _Tally
+) -> None:
+    def dia(ref_list: Sequence[str]) -> list[tuple[str, ...]]:
+        return [refs.get(r, ()) for r in ref_list]
+
+    start = time.perf_counter()
+    answer = mem.recall(q.text, scope=scope, limit=max(KS), cut=False, kind="memories")
+    tally.latencies.append(time.perf_counter() - start)
+    tally.add("cairn", q.category, _recall_at(dia(answer.refs), q.evidence))
+    ctx = mem._ctx  # the bench reads the same candidates the product fused
+    phrasing = candidates(ctx, q.text, MemoryFilter(scopes=visible_scopes(scope)), ctx.clock())
+    for name, scores in (("lexical", phrasing.lexical.scores), ("dense", phrasing.dense)):
+        order = [f"mem_{i}" for i, _ in ranked(scores)[: max(KS)]]
+        tally.add(name, q.category, _recall_at(dia(order), q.evidence))
+    nearest = mem.query(q.text, scope=scope, limit=max(KS))
+    tally.add("query", q.category, _recall_at(dia([h.ref for h in nearest]), q.evidence))
+    cut = mem.recall(q.text, scope=scope, kind="memories")
+    tally.answerable_empty.append(not cut.hits)
+
+
+# run --------------------------------------------------------------------------------------
+def bench_locomo(
+    data: Path,
+    *,
+    mode: str = "turns",
+    embedder: Embedder | None = None,
+    settings: Settings | None = None,
+    conversations: Sequence[str] | None = None,
+    max_questions: int | None = None,
+    absent: Sequence[str] = ABSENT,
+    progress: Callable[[str], None] | None = None,
+    store: str | None = None,
+) -> dict[str, Any]:
+    """Run the bench; `embedder` defaults to the settings' (the local model). `store` (a path
+    or `postgresql://` URL of an empty store) runs it there instead of a temporary file."""
+    if mode not in MODES:
+        raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)}.")
+    convs = load_conversations(Path(data), conversations)
+    tally = _Tally()
+    with tempfile.TemporaryDirectory(prefix="cairn-locomo-") as tmp:
+        base = settings or Settings.from_env()
+        local = base.with_overrides(home=Path(tmp))
+        location = store or Path(tmp) / "bench.db"
+        with Cairn.open(location, settings=local, embedder=embedder) as mem:
+            require_empty(mem.store, "the LoCoMo bench", "point --store")
+            for conv in convs:
+                scope = f"project:locomo/{conv.name}"
+                start = time.perf_counter()
+                refs = ingest(mem, conv, scope, mode)
+                tally.ingest_seconds += time.perf_counter() - start
+                tally.memories += len(refs)
+                for q in conv.questions[:max_questions]:
+                    _ask(mem, scope, refs, q, tally)
+                for text in absent:
+                    answer = mem.recall(text, scope=scope, kind="memories")
+                    tally.absent_empty.append(not answer.hits)
+                if progress is not None:
+                    progress(f"conversation {conv.name}: {len(refs)} memories")
+            identity = mem.embedder.identity
+            backend = mem.store.backend
+    return {**_summary(tally, mode, identity, [c.name for c in convs]), "backend": backend}
+
+
+def _summary(tally: _Tally, mode: str, identity: str, names: list[str]) -> dict[str, Any]:
+    def mean_at(rows: list[list[float]]) -> dict[str, float]:
+        return {f"R@{k}": round(statistics.fmean(r[i] for r in rows), 4) for i, k in enumerate(KS)}
+
+    latencies = sorted(tally.latencies)
+    return {
+        "mode": mode,
+        "embedder": identity,
+        "conversations": names,
+        "memories": tally.memories,
+        "questions": len(tally.recall.get("cairn", {}).get("all", [])),
+        "ingest_memories_per_second": round(tally.memories / max(tally.ingest_seconds, 1e-9), 1),
+        "recall_ms": {
+            "median": round(1000 * statistics.median(latencies), 2) if latencies else None,
+            "p95": round(1000 * latencies[int(0.95 * (len(latencies) - 1))], 2)
+            if latencies
+            else None,
+        },
+        "recall": {
+            ranking: {group: mean_at(rows) for group, rows in groups.items()}
+            for ranking, groups in tally.recall.items()
+        },
+        "abstention": {
+            "absent_questions": len(tally.absent_empty),
+            "absent_empty": _share(tally.absent_empty),
+            "answerable_empty": _share(tally.answerable_empty),
+        },
+    }
+
+
+def _share(flags: list[bool]) -> float | None:
+    return round(sum(flags) / len(flags), 4) if flags else None
+
+
+def render(result: dict[str, Any]) -> str:
+    """The run as Markdown tables (what docs/benchmarks.md shows)."""
+    lines = [
+        f"LoCoMo {result['mode']} mode, {len(result['conversations'])} conversations, "
+        f"{result['memories']} memories, {result['questions']} questions, "
+        f"embedder {result['embedder']}, {result.get('backend', 'sqlite')} store",
+        "",
+        "| ranking | group | R@1 | R@5 | R@10 | R@20 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for ranking, groups in result["recall"].items():
+        for group in ("all", *CATEGORIES.values()):
+            if group in groups:
+                r = groups[group]
+                lines.append(
+                    f"| {ranking} | {group} | {r['R@1']:.3f} | {r['R@5']:.3f} | "
+                    f"{r['R@10']:.3f} | {r['R@20']:.3f} |"
+                )
+    ab, ms = result["abstention"], result["recall_ms"]
+    lines += [
+        "",
+        f"ingest: {result['ingest_memories_per_second']} memories/s; recall latency median "
+        f"{ms['median']} ms, p95 {ms['p95']} ms",
+        f"abstention: {ab['absent_empty']} of {ab['absent_questions']} absent-topic questions "
+        f"get nothing; {ab['answerable_empty']} of answerable questions wrongly get nothing",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,135 @@
+"""Session neighbours for the PostgreSQL backend: window vectors and lexical context.
+
+A mixin of `PostgresStore`, statement for statement the SQLite backend's `ContextRows`. Window
+vectors are searched exactly (one scope's rows, read through the memory filter): unlike own
+vectors they are rewritten whenever a neighbour arrives, and the scan is what the SQLite
+backend's in-memory matrix does too. A memory without a window row counts with its own vector.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from psycopg import sql
+
+from cairn.embeddings.base import Vector
+from cairn.store.base import MemoryFilter
+from cairn.store.postgres import lexical
+from cairn.store.postgres.connection import Database
+from cairn.store.postgres.filters import filter_sql
+from cairn.store.postgres.vectors import vector_param
+
+_WINDOW = "coalesce(w.embedding, v.embedding) <=> %(query)b::vector"
+_FROM = (
+    "FROM vectors v JOIN memories m ON m.id = v.memory_id"
+    " LEFT JOIN windows w ON w.memory_id = v.memory_id AND w.identity = v.identity"
+)
+
+
+class ContextRows:
+    _db: Database
+
+    def session_windows(self, memory_ids: Sequence[int], reach: int) -> dict[int, tuple[int, ...]]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        with self._db.connection() as conn:
+            rows = conn.execute(
+                "WITH targets AS (SELECT id, scope, session_id FROM memories"
+                " WHERE id = ANY(%(ids)s::bigint[])),"
+                " ordered AS (SELECT m.id, m.scope, m.session_id, row_number() OVER"
+                " (PARTITION BY m.scope, m.session_id ORDER BY m.id) AS pos FROM memories m"
+                " JOIN (SELECT DISTINCT scope, session_id FROM targets"
+                " WHERE session_id IS NOT NULL) s"
+                " ON m.scope = s.scope AND m.session_id = s.session_id)"
+                " SELECT t.id, n.id FROM ordered t JOIN ordered n ON n.scope = t.scope"
+                " AND n.session_id = t.session_id"
+                " AND n.pos BETWEEN t.pos - %(reach)s AND t.pos + %(reach)s"
+                " WHERE t.id = ANY(%(ids)s::bigint[]) ORDER BY t.id, n.id",
+                {"ids": ids, "reach": reach},
+            ).fetchall()
+            known = {
+                int(row[0])
+                for row in conn.execute(
+                    "SELECT id FROM memories WHERE id = ANY(%s::bigint[])", (ids,)
+                ).fetchall()
+            }
+        found: dict[int, list[int]] = {}
+        for memory_id, neighbour in rows:
+            found.setdefault(int(memory_id), []).append(int(neighbour))
+        return {i: tuple(found.get(i, [i])) for i in ids if i in known}
+
+    def put_window(self, memory_id: int, identity: str, vector: Vector) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO windows (memory_id, identity, dims, embedding)"
+                " VALUES (%(id)s, %(identity)s, %(dims)s, %(vector)b::vector)"
+                " ON CONFLICT (memory_id) DO UPDATE SET identity = EXCLUDED.identity,"
+                " dims = EXCLUDED.dims, embedding = EXCLUDED.embedding",
+                {
+                    "id": memory_id,
+                    "identity": identity,
+                    "dims": int(vector.shape[0]),
+                    "vector": vector_param(vector),
+                },
+            )
+
+    def delete_window(self, memory_id: int) -> None:
+        with self._db.transaction() as conn:
+            conn.execute("DELETE FROM windows WHERE memory_id = %s", (memory_id,))
+
+    def window_similarities(
+        self, filt: MemoryFilter, identity: str, vector: Vector, k: int, include: Sequence[int]
+    ) -> dict[int, float]:
+        if not filt.scopes:
+            return {}
+        base: dict[str, Any] = {
+            "query": vector_param(vector),
+            "identity": identity,
+            "dims": int(vector.shape[0]),
+        }
+        found: dict[int, float] = {}
+        with self._db.connection() as conn:
+            if k > 0:
+                where, params = filter_sql(filt)
+                params.update(base, k=k)
+                rows = conn.execute(
+                    sql.SQL(
+                        f"SELECT v.memory_id, {_WINDOW} AS distance {_FROM}"
+                        " WHERE v.identity = %(identity)s AND v.dims = %(dims)s AND {where}"
+                        " ORDER BY distance, v.memory_id LIMIT %(k)s"
+                    ).format(where=sql.SQL(where)),
+                    params,
+                ).fetchall()
+                found.update((int(i), _similarity(d)) for i, d in rows)
+            wanted = [i for i in dict.fromkeys(include) if i not in found]
+            if wanted:
+                rows = conn.execute(
+                    f"SELECT v.memory_id, {_WINDOW} {_FROM} WHERE v.identity = %(identity)s"
+                    " AND v.dims = %(dims)s AND v.memory_id = ANY(%(ids)s::bigint[])",
+                    {**base, "ids": wanted},
+                ).fetchall()
+                found.update((int(i), _similarity(d)) for i, d in rows)
+        return found
+
+    def set_lexical_context(self, memory_id: int, context: str) -> None:
+        with self._db.transaction() as conn:
+            lexical.set_context(conn, memory_id, context)
+
+    def occurred_times(self, memory_ids: Sequence[int]) -> dict[int, datetime]:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        with self._db.connection() as conn:
+            rows = conn.execute(
+                "SELECT id, occurred_at FROM memories WHERE id = ANY(%s::bigint[])", (ids,)
+            ).fetchall()
+        return {int(memory_id): at for memory_id, at in rows}
+
+
+def _similarity(distance: float | None) -> float:
+    if distance is None or distance != distance:  # NaN: a zero vector
+        return 0.0
+    return 1.0 - float(distance)
