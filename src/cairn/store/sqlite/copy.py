@@ -1,0 +1,204 @@
+"""Whole-store copy for the SQLite backend: rows in and out in the neutral encoding of
+`cairn.store.tables`, the store's meta, and its AUTOINCREMENT positions.
+
+A mixin of `SqliteStore`. Times are integer microseconds here, JSON and lists are JSON text,
+vectors float32 blobs. The lexical table is FTS5: its key is the `rowid`, and loading a
+document also writes its per-field lengths. Loading memories rebuilds their `memory_tags` rows;
+loading anything the vector caches read bumps the `epoch` so caches reload. Explicit ids move
+AUTOINCREMENT past them by themselves; `advance_sequences` also carries a source's high-water
+marks, so ids freed by deleted rows are not handed out again.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from cairn.errors import InvalidInput
+from cairn.store.base import LEXICAL_FIELDS
+from cairn.store.sqlite.connection import Connections
+from cairn.store.tables import (
+    TABLES,
+    Table,
+    keyset_pages,
+    neutral_row,
+    parse_time,
+    stored_values,
+    table_spec,
+    time_text,
+    vector_blob,
+)
+from cairn.timeutil import from_micros, to_micros
+
+_PAGE = 1000
+_CHUNK = 500
+# Physical names where they differ from the neutral ones.
+_PHYSICAL = {("lexical", "memory_id"): "rowid"}
+# Tables whose changes the in-process vector caches must notice.
+_CACHED = frozenset({"memories", "vectors", "windows"})
+# Columns only this backend stores, and the value a loaded row gets: a loaded window is not a
+# rewrite the cache must patch (the epoch bump makes caches reload in full).
+_EXTRA: dict[str, dict[str, Any]] = {"windows": {"rev": 0}}
+_BUMP_EPOCH = "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'epoch'"
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _time_value(value: int) -> str:
+    return time_text(from_micros(value))
+
+
+def _vector_value(value: bytes) -> str:
+    return base64.b64encode(value).decode("ascii")
+
+
+_FROM_DB: dict[str, Callable[[Any], Any]] = {
+    "real": float,
+    "bool": bool,
+    "time": _time_value,
+    "json": json.loads,
+    "texts": json.loads,
+    "ints": json.loads,
+    "vector": _vector_value,
+}
+_TO_DB: dict[str, Callable[[Any], Any]] = {
+    "real": float,
+    "bool": int,
+    "time": lambda text: to_micros(parse_time(text)),
+    "json": _json_text,
+    "texts": lambda items: _json_text(list(items)),
+    "ints": lambda items: _json_text([int(i) for i in items]),
+    "vector": vector_blob,
+}
+
+
+class CopyRows:
+    _db: Connections
+
+    def table_names(self) -> list[str]:
+        rows = self._db.get().execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        present = {str(row[0]) for row in rows}
+        return [spec.name for spec in TABLES if spec.name in present]
+
+    def count_rows(self, table: str) -> int:
+        spec = table_spec(table)
+        return int(self._db.get().execute(f"SELECT count(*) FROM {spec.name}").fetchone()[0])
+
+    def dump_table(
+        self, table: str, *, after: Sequence[Any] | None = None, limit: int | None = None
+    ) -> Iterator[dict[str, Any]]:
+        spec = table_spec(table)
+        return keyset_pages(
+            spec,
+            lambda start, size: self._page(spec, start, size),
+            after=after,
+            limit=limit,
+            page=_PAGE,
+        )
+
+    def _page(self, spec: Table, after: Sequence[Any] | None, size: int) -> list[dict[str, Any]]:
+        keys = [_physical(spec.name, name) for name in spec.key]
+        sql = f"SELECT {', '.join(_physical(spec.name, n) for n in spec.names)} FROM {spec.name}"
+        params: list[Any] = []
+        if after is not None:
+            if len(after) != len(keys):
+                raise InvalidInput(f"{spec.name} is resumed by {len(keys)} key values")
+            sql += f" WHERE ({', '.join(keys)}) > ({', '.join('?' for _ in keys)})"
+            params.extend(after)
+        sql += f" ORDER BY {', '.join(keys)} LIMIT ?"
+        rows = self._db.get().execute(sql, (*params, size)).fetchall()
+        return [neutral_row(spec, row, _FROM_DB) for row in rows]
+
+    def load_rows(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        spec = table_spec(table)
+        if not rows:
+            return
+        values = [stored_values(spec, row, _TO_DB) for row in rows]
+        with self._db.transaction() as conn:
+            if spec.name == "lexical":
+                _load_lexical(conn, values)
+            else:
+                extra = _EXTRA.get(spec.name, {})
+                names = [f'"{name}"' for name in (*spec.names, *extra)]
+                marks = ", ".join("?" for _ in names)
+                conn.executemany(
+                    f"INSERT INTO {spec.name} ({', '.join(names)}) VALUES ({marks})",
+                    [[*value, *extra.values()] for value in values],
+                )
+            if spec.name == "memories":
+                _write_tags(conn, [int(row["id"]) for row in rows])
+            if spec.name in _CACHED:
+                conn.execute(_BUMP_EPOCH)
+
+    def finish_load(self) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(_BUMP_EPOCH)
+
+    def sequences(self) -> dict[str, int]:
+        rows = self._db.get().execute("SELECT name, seq FROM sqlite_sequence").fetchall()
+        found = {str(name): int(seq) for name, seq in rows if seq}
+        return {
+            spec.name: found[spec.name] for spec in TABLES if spec.serial and spec.name in found
+        }
+
+    def advance_sequences(self, positions: Mapping[str, int]) -> None:
+        present = set(self.table_names())
+        with self._db.transaction() as conn:
+            for name, position in positions.items():
+                if not table_spec(name).serial or name not in present:
+                    continue
+                moved = conn.execute(
+                    "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?",
+                    (int(position), name),
+                ).rowcount
+                if not moved:
+                    conn.execute(
+                        "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)",
+                        (name, int(position)),
+                    )
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._db.get().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        with self._db.transaction() as conn:
+            if value is None:
+                conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+            else:
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, ?)"
+                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
+
+
+def _physical(table: str, column: str) -> str:
+    # Quoted, since some names are keywords (`key`); FTS5's `rowid` must stay bare.
+    return _PHYSICAL.get((table, column), f'"{column}"')
+
+
+def _load_lexical(conn: sqlite3.Connection, values: list[list[Any]]) -> None:
+    fields = ", ".join(LEXICAL_FIELDS)
+    marks = ", ".join("?" for _ in LEXICAL_FIELDS)
+    conn.executemany(f"INSERT INTO lexical (rowid, {fields}) VALUES (?, {marks})", values)
+    conn.executemany(
+        f"INSERT INTO lexical_lengths (memory_id, {fields}) VALUES (?, {marks})",
+        [[row[0], *(len((text or "").split()) for text in row[1:])] for row in values],
+    )
+
+
+def _write_tags(conn: sqlite3.Connection, ids: list[int]) -> None:
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        marks = ", ".join("?" for _ in chunk)
+        conn.execute(
+            "INSERT OR IGNORE INTO memory_tags (memory_id, tag) SELECT m.id, t.value"
+            f" FROM memories m, json_each(m.tags) t WHERE m.id IN ({marks})",
+            chunk,
+        )
