@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -11,23 +10,10 @@ import pytest
 from cairn import Cairn
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
+from clocks import FakeClock
 from postgres_fixture import postgres_database_url, postgres_url
 
-__all__ = ["postgres_database_url", "postgres_url"]  # fixtures, re-exported for pytest
-
-
-class FakeClock:
-    """A clock tests move by hand; every call returns the current instant."""
-
-    def __init__(self, start: datetime | None = None) -> None:
-        self.now = start or datetime(2026, 8, 1, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> datetime:
-        self.now += timedelta(**delta)
-        return self.now
+__all__ = ["FakeClock", "postgres_database_url", "postgres_url"]  # fixtures, re-exported for pytest
 
 
 @pytest.fixture

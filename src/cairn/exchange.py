@@ -1,43 +1,52 @@
-"""Export and import: the whole store as JSON Lines, history and events included.
+"""Export and import: the whole store as JSON Lines, every table that `cairn.store.tables`
+lists (memories with their history, events, vectors, sessions, procedures, citations, ...).
 
-Line 1 is a header; then every memory (all versions, purged tombstones included), every event
-and every vector (float32 bytes in base64, so the round trip is bit-exact). Lexical index rows
-are derived data and are rebuilt on import. Importing is only allowed into an empty store:
-merging two histories would renumber refs that other records point at.
+Version 2, written here:
+
+    {"format": "cairn-export", "version": 2, "backend": "sqlite", "tables": ["memories", ...]}
+    {"record": "row", "table": "memories", "row": {...}}        one line per row, table by table
+    {"record": "sequences", "sequences": {"memories": 12, ...}}  last: id high-water marks
+
+Rows are in the neutral encoding of `cairn.store.tables` (times ISO UTC, vectors base64
+float32, JSON as values), so a file written by one backend loads into the other. Version 1
+files (memories, events and vectors as `"record": "memory" | "event" | "vector"`) are still
+read; their lexical index is rebuilt by analysing the memories, as version 1 did.
+
+Importing is only allowed into an empty store: merging two histories would renumber refs that
+other records point at. The import runs in one transaction, so a damaged line leaves the store
+empty.
 """
 
 from __future__ import annotations
 
-import base64
 import json
-from collections.abc import Iterable, Iterator
-from dataclasses import asdict
+from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
-import numpy as np
-
 from cairn.errors import Conflict, InvalidInput
-from cairn.indexing import index_memory
-from cairn.models import Event, Memory
-from cairn.store.base import Store
+from cairn.indexing import lexical_doc
+from cairn.store.base import LEXICAL_FIELDS, Store
+from cairn.store.tables import table_spec, time_text, vector_blob
 from cairn.timeutil import parse_when
 
 FORMAT = "cairn-export"
-VERSION = 1
-_TIME_FIELDS = ("written_at", "occurred_at", "until", "last_cited_at", "last_accessed_at")
+VERSION = 2
+READS = (1, 2)
+_BATCH = 500
+_V1_TABLES = {"memory": "memories", "event": "events", "vector": "vectors"}
+_V1_TIMES = {
+    "memories": ("written_at", "occurred_at", "until", "last_cited_at", "last_accessed_at"),
+    "events": ("at",),
+}
 
 
 def export_lines(store: Store) -> Iterator[str]:
-    yield _dump({"format": FORMAT, "version": VERSION, "backend": store.backend})
-    for memory in store.iter_memories():
-        yield _dump({"record": "memory", **_memory_dict(memory)})
-    for event in store.iter_events():
-        yield _dump({"record": "event", **_event_dict(event)})
-    for memory_id, identity, vector in store.iter_vectors():
-        blob = base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii")
-        yield _dump(
-            {"record": "vector", "memory_id": memory_id, "identity": identity, "vector": blob}
-        )
+    tables = store.table_names()
+    yield _dump({"format": FORMAT, "version": VERSION, "backend": store.backend, "tables": tables})
+    for name in tables:
+        for row in store.dump_table(name):
+            yield _dump({"record": "row", "table": name, "row": row})
+    yield _dump({"record": "sequences", "sequences": store.sequences()})
 
 
 def export_to(store: Store, out: IO[str]) -> int:
@@ -48,55 +57,121 @@ def export_to(store: Store, out: IO[str]) -> int:
     return count
 
 
-def import_from(store: Store, lines: Iterable[str]) -> dict[str, int]:
-    if any(True for _ in store.iter_memories()) or any(True for _ in store.iter_events()):
+def require_empty(
+    store: Store, what: str, where: str = "point CAIRN_HOME, CAIRN_URL or --store"
+) -> None:
+    """Refuse a store that holds any copied row (ids in the copy would collide)."""
+    held = {name: n for name in store.table_names() if (n := store.count_rows(name))}
+    if held:
+        shown = ", ".join(f"{n} {name}" for name, n in held.items())
         raise Conflict(
-            "import needs an empty store (refs in the file would collide with existing ones); "
-            "point CAIRN_HOME or --store at a new location."
+            f"{what} needs an empty store, and {store.location} holds {shown} (refs in the "
+            f"copy would collide with existing ones); {where} at a new location."
         )
-    counts = {"memory": 0, "event": 0, "vector": 0}
+
+
+def import_from(store: Store, lines: Iterable[str]) -> dict[str, int]:
+    """Load an export into an empty store; returns the rows loaded per table."""
+    require_empty(store, "import")
+    counts: dict[str, int] = {}
     with store.transaction():
+        loader = _Loader(store, counts)
+        version = 0
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             record = _parse(line, number)
-            if number == 1:
-                _check_header(record)
-                continue
-            kind = record.pop("record", None)
-            if kind not in counts:
-                raise InvalidInput(f"line {number}: unknown record kind {kind!r}.")
-            _import_record(store, kind, record)
-            counts[kind] += 1
+            if version == 0:
+                version = _check_header(record)
+            elif version == 1:
+                loader.add_v1(record, number)
+            else:
+                loader.add(record, number)
+        if version == 0:
+            raise InvalidInput("the file is empty; export the store again.")
+        loader.flush()
+        store.advance_sequences(loader.sequences)
+        store.finish_load()
     return counts
 
 
-def _import_record(store: Store, kind: str, record: dict[str, Any]) -> None:
-    if kind == "memory":
-        memory = _memory_from(record)
-        store.import_memory(memory)
-        if memory.status != "purged":
-            index_memory(
-                store, memory.id, memory.content, memory.tags, memory.source_ref, memory.reason
-            )
-    elif kind == "event":
-        record["at"] = parse_when(record["at"], field="at", end_of_day=False)
-        store.import_event(Event(**record))
-    else:
-        raw = base64.b64decode(record["vector"])
-        store.put_vector(
-            int(record["memory_id"]), str(record["identity"]), np.frombuffer(raw, np.float32)
-        )
+class _Loader:
+    """Collects consecutive rows of one table and loads them in batches."""
+
+    def __init__(self, store: Store, counts: dict[str, int]) -> None:
+        self.store = store
+        self.counts = counts
+        self.table = ""
+        self.rows: list[Mapping[str, Any]] = []
+        self.sequences: dict[str, int] = {}
+
+    def add(self, record: dict[str, Any], number: int) -> None:
+        kind = record.get("record")
+        if kind == "sequences" and isinstance(record.get("sequences"), dict):
+            self.sequences = {str(k): int(v) for k, v in record["sequences"].items()}
+        elif kind == "row" and isinstance(record.get("row"), dict):
+            self.put(str(record.get("table")), record["row"], number)
+        else:
+            raise InvalidInput(f"line {number}: unknown record {kind!r}; the file is damaged.")
+
+    def add_v1(self, record: dict[str, Any], number: int) -> None:
+        table = _V1_TABLES.get(record.pop("record", None))
+        if table is None:
+            raise InvalidInput(f"line {number}: unknown record kind; the file is damaged.")
+        try:
+            row = _v1_row(table, record)
+        except (KeyError, ValueError, TypeError) as exc:
+            raise InvalidInput(f"line {number}: unreadable {table} record ({exc}).") from None
+        self.put(table, row, number)
+        if table == "memories" and row["status"] != "purged":
+            doc = lexical_doc(row["content"], row["tags"], row["source_ref"], row["reason"])
+            fields = {name: doc.field(name) for name in LEXICAL_FIELDS}
+            self.put("lexical", {"memory_id": row["id"], **fields}, number)
+
+    def put(self, table: str, row: Mapping[str, Any], number: int) -> None:
+        try:
+            table_spec(table)
+        except InvalidInput as exc:
+            raise InvalidInput(f"line {number}: {exc.message}") from None
+        if table != self.table or len(self.rows) >= _BATCH:
+            self.flush()
+            self.table = table
+        self.rows.append(row)
+
+    def flush(self) -> None:
+        if self.rows:
+            self.store.load_rows(self.table, self.rows)
+            self.counts[self.table] = self.counts.get(self.table, 0) + len(self.rows)
+            self.rows = []
 
 
-def _check_header(record: dict[str, Any]) -> None:
+def _v1_row(table: str, record: dict[str, Any]) -> dict[str, Any]:
+    """A version 1 record as a neutral row (same field names; times re-encoded)."""
+    if table == "vectors":
+        blob = vector_blob(str(record["vector"]))
+        return {
+            "memory_id": int(record["memory_id"]),
+            "identity": str(record["identity"]),
+            "dims": len(blob) // 4,
+            "vector": record["vector"],
+        }
+    row = dict(record)
+    for name in _V1_TIMES[table]:
+        if row.get(name) is not None:
+            row[name] = time_text(parse_when(row[name], field=name, end_of_day=False))
+    return row
+
+
+def _check_header(record: dict[str, Any]) -> int:
     if record.get("format") != FORMAT:
         raise InvalidInput("this file is not a cairn export (its first line has no header).")
-    if record.get("version") != VERSION:
+    version = record.get("version")
+    if version not in READS:
         raise InvalidInput(
-            f"export version {record.get('version')} is not supported; this cairn reads "
-            f"version {VERSION}. Export again with the same cairn version."
+            f"export version {version} is not supported; this cairn reads versions "
+            f"{', '.join(map(str, READS))}. Export again with the same cairn version."
         )
+    return int(version)
 
 
 def _parse(line: str, number: int) -> dict[str, Any]:
@@ -109,32 +184,6 @@ def _parse(line: str, number: int) -> dict[str, Any]:
     return value
 
 
-def _memory_dict(memory: Memory) -> dict[str, Any]:
-    data = asdict(memory)
-    for name in _TIME_FIELDS:
-        if data[name] is not None:
-            data[name] = data[name].isoformat()
-    data["tags"] = list(memory.tags)
-    data["diff_files"] = list(memory.diff_files)
-    data["evidence"] = dict(memory.evidence)
-    return data
-
-
-def _memory_from(record: dict[str, Any]) -> Memory:
-    for name in _TIME_FIELDS:
-        if record.get(name) is not None:
-            record[name] = parse_when(record[name], field=name, end_of_day=False)
-    record["tags"] = tuple(record["tags"])
-    record["diff_files"] = tuple(record["diff_files"])
-    return Memory(**record)
-
-
-def _event_dict(event: Event) -> dict[str, Any]:
-    data = asdict(event)
-    data["at"] = event.at.isoformat()
-    data["payload"] = dict(event.payload)
-    return data
-
-
 def _dump(value: dict[str, Any]) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    # Keys keep their order: JSON values are carried as they were written.
+    return json.dumps(value, ensure_ascii=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from cairn import neighbours
 from cairn.code.records import UNCHECKED, CitationCheck
 from cairn.context import Context
 from cairn.embeddings.base import Vector
@@ -116,6 +117,7 @@ def _write_correction(
             store.put_citation(replace(cited, memory_id=new_id, created_at=now))
         store.put_vector(new_id, ctx.embedder.identity, vector)
         index_memory(store, new_id, content, old.tags, old.source_ref, reason)
+        neighbours.after_write(store, new_id, ctx.embedder.identity)
     return RememberResult(memory_ref(new_id), "created", old.type, old.scope, event_ref(event_id))
 
 
@@ -158,6 +160,7 @@ def purge(ctx: Context, ref: str, scope: str) -> str:
         )
         ctx.store.delete_vector(memory.id)
         ctx.store.delete_lexical(memory.id)
+        neighbours.after_purge(ctx.store, memory.id)
         ctx.store.redact_events(memory.id, note=f"purged {memory.ref}")
         event_id = ctx.store.add_event(
             NewEvent(

@@ -1,4 +1,5 @@
-"""What `remember` refuses: blank content, content over the size limit, and secrets.
+"""What `remember` refuses: blank content, content over the size limit, NUL characters (in any
+field: PostgreSQL cannot store them), and secrets.
 
 Secrets are found in two layers, tried in order, the first claim on a stretch of text winning:
 
@@ -37,6 +38,7 @@ __all__ = [
     "SecretFinding",
     "check_content",
     "check_no_secrets",
+    "check_storable",
     "find_secrets",
     "is_secret_name",
     "is_secret_value",
@@ -57,12 +59,14 @@ class SecretFinding:
 
 
 def check_content(content: str, *, max_bytes: int) -> None:
-    """Refuse blank content and content longer than `max_bytes` once encoded as UTF-8."""
+    """Refuse blank content, NUL characters, and content longer than `max_bytes` once encoded
+    as UTF-8."""
     if not content.strip():
         raise Refused(
             "content is blank (empty or only whitespace); write the claim itself, as one or "
             "more self-contained sentences."
         )
+    check_storable(content, field="content")
     try:
         size = len(content.encode("utf-8"))
     except UnicodeEncodeError as exc:
@@ -78,8 +82,21 @@ def check_content(content: str, *, max_bytes: int) -> None:
         )
 
 
+def check_storable(text: str, *, field: str) -> None:
+    """Refuse text holding a NUL character. PostgreSQL text cannot hold one, so neither
+    backend accepts it and a store can always move to the other."""
+    position = text.find("\x00")
+    if position >= 0:
+        raise Refused(
+            f"{field} holds a NUL character (U+0000) at position {position + 1}, which cannot be "
+            "stored; remove it (it usually comes from pasting binary data)."
+        )
+
+
 def check_no_secrets(text: str, *, field: str) -> None:
-    """Refuse `text` if it seems to hold a secret; the message never repeats the secret."""
+    """Refuse `text` if it holds a NUL character or seems to hold a secret; the message never
+    repeats the secret. Every text a caller gives passes through here."""
+    check_storable(text, field=field)
     findings = find_secrets(text)
     if not findings:
         return

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cairn import neighbours
 from cairn.code.citations import PreparedCitation, prepare_for_claim
 from cairn.context import Context
 from cairn.embeddings.base import MAX_EMBED_CHARS, Vector, fit_dimensions
@@ -286,6 +287,7 @@ def store_claim(ctx: Context, claim: Claim, vector: Vector, *, dedup: bool) -> R
         store.update_memory(memory_id, {"source_event_id": event_id})
         store.put_vector(memory_id, identity, vector)
         index_memory(store, memory_id, claim.content, claim.tags, claim.source_ref, claim.reason)
+        neighbours.after_write(store, memory_id, identity)
         if claim.citation is not None:
             store.put_citation(claim.citation.row(memory_id, claim.scope, now))
         _link(ctx, claim, memory_id, now)

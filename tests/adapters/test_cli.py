@@ -141,3 +141,14 @@ def test_installed_console_script_exits_2_on_error(tmp_path: Path) -> None:
 def test_every_command_has_help_text() -> None:
     for name, command in main.commands.items():
         assert command.help, f"cairn {name} has no help text"
+
+
+def test_query_and_kind(run) -> None:  # type: ignore[no-untyped-def]
+    ref = remember(run, "The nightly job compacts the audit log.")
+    data = json.loads(run("query", "audit log compaction", "--scope", SCOPE, "--json").output)
+    assert data[0]["ref"] == ref
+    pages = run("recall", "audit log", "--scope", SCOPE, "--kind", "pages", "--json")
+    assert pages.exit_code == 0
+    assert all(hit["kind"] == "page" for hit in json.loads(pages.output)["hits"])
+    bad = run("query", "x", "--limit", "50", "--scope", SCOPE)
+    assert bad.exit_code == 2 and "limit" in bad.output

@@ -33,7 +33,7 @@ SCOPE = "project:example/mcp"
 MODES = ["legacy", "auto"]
 MEMORY_TOOLS = {"remember", "recall", "get_memory", "correct", "forget", "purge", "stats", "tidy"}
 SESSION_TOOLS = {"activate", "feedback", "commit", "end", "pin", "log_progress", "episodes"}
-READ_ONLY = {"recall", "get_memory", "episodes", "history", "stats"}
+READ_ONLY = {"recall", "get_memory", "episodes", "history", "stats", "lessons"}
 
 
 @pytest.fixture
@@ -165,6 +165,11 @@ def test_remember_scalar_then_batch_then_recall(binding: Binding, mode: str) -> 
         assert found.structured_content["retrieval_id"].startswith("ret_")
         assert found.structured_content["hits"][0]["ref"] == data["memory_id"]
         assert text(found).splitlines()[0].startswith(data["memory_id"])
+
+        near = await ok(client, "query", text="deploy release process", scope=SCOPE, limit=2)
+        assert near.structured_content is not None
+        assert len(text(near).splitlines()) == 2
+        assert data["memory_id"] in text(near)
 
     drive(binding, body, mode=mode)
 

@@ -5,10 +5,14 @@ settings file the installer writes, merged with what is there."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shlex
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -229,7 +233,8 @@ def test_install_merges_is_idempotent_and_uninstalls(repo: Repo, tmp_path: Path)
     assert pre[0] == EXISTING["hooks"]["PreToolUse"][0]
     assert "Edit" in pre[1]["matcher"] and "Bash" in pre[1]["matcher"]
     command = pre[1]["hooks"][0]["command"]
-    assert "lessons --hook claude-code" in command and command.endswith("|| true")
+    assert command.startswith(shlex.quote(CAIRN + "-hook") + " claude-code")
+    assert command.endswith("|| true")
     for name in ("SessionStart", "Stop"):
         assert data["hooks"][name] == [{"hooks": [pre[1]["hooks"][0]]}]
     before = settings.read_bytes()
@@ -239,6 +244,20 @@ def test_install_merges_is_idempotent_and_uninstalls(repo: Repo, tmp_path: Path)
     gone = cli("hook", "claude-code", "uninstall", cwd=repo.path, tmp_path=tmp_path)
     assert gone.returncode == 0 and "removed" in gone.stdout
     assert json.loads(settings.read_text(encoding="utf-8")) == EXISTING
+
+
+def test_install_upgrades_the_slow_command_of_older_versions(repo: Repo, tmp_path: Path) -> None:
+    old = f"{CAIRN} lessons --hook claude-code || true"
+    groups = {"PreToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": old}]}],
+              "Stop": [{"hooks": [{"type": "command", "command": old}]}]}  # fmt: skip
+    settings = repo.write(".claude/settings.json", json.dumps({"hooks": groups}))
+    done = cli("hook", "claude-code", "install", cwd=repo.path, tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    hooks = json.loads(settings.read_text(encoding="utf-8"))["hooks"]
+    commands = [h["command"] for e in hooks.values() for g in e for h in g["hooks"]]
+    assert len(commands) == 3 and all("cairn-hook claude-code" in c for c in commands)
+    cli("hook", "claude-code", "uninstall", cwd=repo.path, tmp_path=tmp_path)
+    assert json.loads(settings.read_text(encoding="utf-8")) == {}
 
 
 def test_user_level_install_and_a_broken_settings_file(repo: Repo, tmp_path: Path) -> None:
@@ -260,6 +279,21 @@ def test_user_level_install_and_a_broken_settings_file(repo: Repo, tmp_path: Pat
     assert broken.read_text(encoding="utf-8") == "{ not json"
 
 
+@pytest.fixture
+def servers_ended(tmp_path: Path) -> Iterator[None]:
+    """The installed command starts a hook server under the test's home: end it, by pid."""
+    yield
+    for lock in (tmp_path / "home" / "hooks").glob("*.lock"):
+        handle = os.open(lock, os.O_RDONLY)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:  # held: the server is alive, and its pid is in the file
+            os.kill(int(lock.read_text(encoding="utf-8")), signal.SIGKILL)
+        finally:
+            os.close(handle)
+
+
+@pytest.mark.usefixtures("servers_ended")
 def test_the_installed_command_runs_and_never_fails(
     repo: Repo, store_location: str, memories: dict[str, str], tmp_path: Path
 ) -> None:

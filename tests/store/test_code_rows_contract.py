@@ -63,6 +63,18 @@ def test_commit_citations_match_by_prefix_and_can_be_rewritten(store: Store) -> 
     assert store.memories_citing_commit(SCOPE, "11112222") == [memory_id]
 
 
+def test_commit_prefixes_compare_exactly_without_wildcards(store: Store) -> None:
+    memory_id = store.add_memory(new_memory(content="commit"))
+    store.put_citation(citation(memory_id, kind="commit", commit="abcdef12", path=None))
+    assert store.memories_citing_commit(SCOPE, "abcdef12") == [memory_id]
+    for query in ("abc_ef12", "abcd%", "%%%%", "____", "abcdef1_"):
+        assert store.memories_citing_commit(SCOPE, query) == [], query
+    other = store.add_memory(new_memory(content="odd sha"))
+    store.put_citation(citation(other, kind="commit", commit="ab_d", path=None))
+    assert store.memories_citing_commit(SCOPE, "abcdef12") == [memory_id]
+    assert store.memories_citing_commit(SCOPE, "AB_D1234") == [other]
+
+
 def test_branch_goals_memories_and_sessions(store: Store) -> None:
     store.set_branch_goal(BranchGoal(SCOPE, "feat", "old goal", T0))
     store.set_branch_goal(BranchGoal(SCOPE, "feat", "new goal", at(1), "cli", "ses_1"))

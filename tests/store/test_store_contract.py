@@ -357,7 +357,7 @@ def test_lexical_stats_count_over_the_filter(store: Store) -> None:
     assert stats.doc_count == 2
     assert dict(stats.document_frequency) == {"alpha": 2, "beta": 1, "delta": 0}
     assert stats.average_length == {
-        "content": 2.5, "tags": 1.0, "source_ref": 1.5, "reason": 0.5
+        "content": 2.5, "tags": 1.0, "source_ref": 1.5, "reason": 0.5, "context": 0.0
     }  # fmt: skip
     empty = store.lexical_stats(active("nowhere"), ["alpha"])
     assert empty.doc_count == 0 and dict(empty.document_frequency) == {"alpha": 0}

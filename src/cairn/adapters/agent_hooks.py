@@ -15,18 +15,102 @@ Claude Code (documented hook input and output):
 
 Generic (`cairn lessons --stdin`): `{"tool" | "tool_name", "args" | "tool_input", "cwd",
 "scope", "session_id", "limit", "client"}` in, the `lessons` result as JSON out.
+
+`answer_hook` turns the raw bytes of a hook's stdin into what the hook prints (`HookReply`),
+for both the in-process command (`cairn lessons --hook claude-code`, `--stdin`) and the
+resident hook server (`cairn.adapters.hook_server`), so the two answer byte for byte alike.
+It is the hook's top level: no failure of cairn's own escapes it. A Claude Code hook that
+fails prints one line on stderr (which Claude Code does not feed to the model on exit 0) and
+nothing on stdout; the generic form answers `{"lessons": [], "text": "", "error": ...}`. The
+store is opened with a short busy timeout, so a long write by another process delays a tool
+call by at most about a second.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any
 
+from cairn.config import Settings
 from cairn.core import Cairn
 from cairn.models import to_jsonable
 
 CLAUDE_CODE = "claude-code"
+GENERIC = "stdin"
+GENERIC_CLIENT = "agent-hook"
 MAX_CLIENT_CHARS = 100
+HOOK_BUSY_TIMEOUT_MS = 1_000
+
+# How a reply gets its Cairn for an integration name: the in-process command opens one and
+# closes it after the call; the server lends one it keeps open.
+MemFor = Callable[[str], AbstractContextManager[Cairn]]
+
+
+@dataclass(frozen=True, slots=True)
+class HookReply:
+    stdout: str  # printed as is (complete lines or nothing)
+    stderr: str
+    failed: bool = False  # cairn itself failed (the server then reopens the store)
+
+
+def answer_hook(kind: str, mem_for: MemFor, raw: bytes) -> HookReply:
+    """What a hook of `kind` (`claude-code` or `stdin`) prints for this input."""
+    if kind == CLAUDE_CODE:
+        return _claude_code_reply(mem_for, raw)
+    if kind == GENERIC:
+        return _generic_reply(mem_for, raw)
+    raise ValueError(f"unknown hook kind {kind!r}; use {CLAUDE_CODE!r} or {GENERIC!r}.")
+
+
+def answer_in_process(kind: str, raw: bytes, store: str | None,
+                      settings: Settings | None = None) -> HookReply:  # fmt: skip
+    """The slow path: open the store for this one call (as `cairn lessons --hook` does)."""
+
+    def mem_for(integration: str) -> Cairn:
+        found = settings or Settings.from_env()  # inside the reply: a bad variable is reported
+        return open_for_hook(store or found.store_location, found, integration)
+
+    return answer_hook(kind, mem_for, raw)
+
+
+def open_for_hook(location: str, settings: Settings, integration: str) -> Cairn:
+    quick = settings.with_overrides(busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
+    return Cairn.open(location, settings=quick, integration=integration)
+
+
+def parse_payload(raw: bytes) -> dict[str, Any]:
+    payload = json.loads(raw) if raw.strip() else {}
+    if not isinstance(payload, dict):
+        raise ValueError("the hook's input is not a JSON object")
+    return payload
+
+
+def _claude_code_reply(mem_for: MemFor, raw: bytes) -> HookReply:
+    try:
+        payload = parse_payload(raw)
+        with mem_for(CLAUDE_CODE) as mem:
+            answer = claude_code_answer(mem, payload)
+    except Exception as exc:  # noqa: BLE001 - the hook's top level: never block the agent
+        return HookReply("", f"cairn: lessons hook skipped: {exc}\n", failed=True)
+    # ASCII JSON: safe whatever the locale of the hook
+    return HookReply("" if answer is None else json.dumps(answer) + "\n", "")
+
+
+def _generic_reply(mem_for: MemFor, raw: bytes) -> HookReply:
+    failed = False
+    try:
+        payload = parse_payload(raw)
+        with mem_for(client_name(payload, GENERIC_CLIENT)) as mem:
+            answer = generic_answer(mem, payload)
+    except Exception as exc:  # noqa: BLE001 - like the hook: an answer, never a failure
+        message = getattr(exc, "message", None) or str(exc)
+        code = getattr(exc, "code", "error")
+        answer = {"lessons": [], "text": "", "error": {"code": code, "message": message}}
+        failed = code != "invalid_input"
+    return HookReply(json.dumps(answer) + "\n", "", failed=failed)
 
 
 def claude_code_answer(mem: Cairn, payload: Mapping[str, Any]) -> dict[str, Any] | None:

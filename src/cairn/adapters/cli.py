@@ -145,6 +145,13 @@ def remember(ctx: click.Context, /, content: str, mtype: str, **opts: Any) -> No
 @click.option("--no-cut", is_flag=True, help="Top LIMIT by rank: no relative cut, no abstention.")
 @click.option("--include-resting", is_flag=True, help="Also resting memories (ranked lower).")
 @click.option("--explain", is_flag=True, help="Show each hit's score breakdown.")
+@click.option(
+    "--kind",
+    type=click.Choice(["all", "memories", "pages"]),
+    default="all",
+    show_default=True,
+    help="Memories, the project's docs (pages), or both.",
+)
 @session_option
 @click.option("--task-context", help='Facts steering this session\'s recalls, as JSON: {"k": "v"}.')
 @click.option(
@@ -168,6 +175,28 @@ def recall(ctx: click.Context, /, query: str, **opts: Any) -> None:
         emit_json(result)
     else:
         print_recall(result)
+
+
+@main.command()
+@click.argument("text")
+@scope_option
+@cwd_option
+@click.option("--limit", type=int, help="At most this many (default and maximum 20).")
+@json_option
+@click.pass_context
+@reports_errors
+def query(ctx: click.Context, /, text: str, **opts: Any) -> None:
+    """The memories nearest to TEXT by embedding alone (no keywords, no cut)."""
+    as_json = opts.pop("as_json")
+    with opened(ctx) as mem:
+        found = mem.query(text, **opts)
+    if as_json:
+        emit_json(found)
+        return
+    for hit in found:
+        click.echo(f"{hit.ref}  {hit.score:.4f}  [{hit.type}]  {hit.summary}")
+    if not found:
+        click.echo("no memories in this scope yet")
 
 
 def print_recall(result: RecallResult) -> None:
@@ -328,7 +357,7 @@ def purge(ctx: click.Context, /, ref: str, yes: bool, **opts: Any) -> None:
 @click.pass_context
 @reports_errors
 def export_cmd(ctx: click.Context, path: str) -> None:
-    """Write the whole store (history, events, vectors) as JSON Lines to PATH (default stdout)."""
+    """Write the whole store (history, events, vectors, sessions, ...) as JSON Lines to PATH."""
     with opened(ctx) as mem:
         if path == "-":
             mem.export(sys.stdout)
@@ -350,9 +379,12 @@ def import_cmd(ctx: click.Context, path: str) -> None:
         else:
             with open(path, encoding="utf-8") as source:
                 counts = mem.import_(source)
+    main_tables = ("memories", "events", "vectors")
+    others = {name: n for name, n in counts.items() if name not in main_tables}
+    more = f" and {sum(others.values())} rows of {len(others)} other tables" if others else ""
     click.echo(
-        f"imported {counts['memory']} memories, {counts['event']} events, "
-        f"{counts['vector']} vectors"
+        f"imported {counts.get('memories', 0)} memories, {counts.get('events', 0)} events, "
+        f"{counts.get('vectors', 0)} vectors{more}"
     )
 
 
@@ -386,16 +418,29 @@ def register(command: click.Command) -> None:
 
 def _load_plugins() -> None:
     # Command groups that live in their own modules keep this file small.
-    from cairn.adapters import cli_bench, cli_code, cli_demo, cli_mcp, cli_sessions
+    from cairn.adapters import (
+        cli_bench,
+        cli_code,
+        cli_demo,
+        cli_lessons,
+        cli_mcp,
+        cli_migrate,
+        cli_sessions,
+    )
 
     register(cli_bench.bench)
     register(cli_demo.demo)
+    register(cli_migrate.migrate_command)
     register(cli_mcp.mcp_command)
     register(cli_mcp.serve_command)
     for command in cli_sessions.COMMANDS:
         register(command)
     for command in cli_code.COMMANDS:
         register(command)
+    for command in cli_lessons.COMMANDS:
+        register(command)
+    for command in cli_lessons.HOOK_COMMANDS:  # `cairn hook claude-code|serve|stop`
+        cli_code.hook.add_command(command)
 
 
 _load_plugins()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -42,3 +43,75 @@ def scale(sizes: str, ops: int, as_json: bool) -> None:
 
     counts = [int(s) for s in sizes.split(",") if s.strip()]
     _print(bench_scale(make_embedder(Settings.from_env()), counts, ops), as_json)
+
+
+@bench.command()
+@click.option(
+    "--data",
+    "data",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder of LoCoMo conversation files (*.json).",
+)
+@click.option("--mode", type=click.Choice(["turns", "observations"]), default="turns")
+@click.option("--conversation", "conversations", multiple=True, help="Only these (file stems).")
+@click.option("--max-questions", type=int, default=None, help="At most this many per conversation.")
+@click.option(
+    "--store",
+    "store",
+    default=None,
+    help="An empty store to run in (a path or postgresql:// URL); default a temporary file.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One line of JSON.")
+@reports_errors
+def locomo(
+    data: Path,
+    mode: str,
+    conversations: tuple[str, ...],
+    max_questions: int | None,
+    store: str | None,
+    as_json: bool,
+) -> None:
+    """Evidence recall@k on LoCoMo through remember/recall, with lexical-only and dense-only
+    rankings, latency and abstention in the same run."""
+    from cairn.bench.locomo import bench_locomo, render
+
+    result = bench_locomo(
+        data,
+        mode=mode,
+        conversations=conversations or None,
+        max_questions=max_questions,
+        progress=lambda line: click.echo(line, err=True),
+        store=store,
+    )
+    if as_json:
+        _print(result, True)
+    else:
+        click.echo(render(result))
+
+
+@bench.command()
+@click.option("--memories", type=int, default=500, show_default=True, help="Store size.")
+@click.option("--runs", type=int, default=20, show_default=True, help="Timed runs per call.")
+@click.option("--json", "as_json", is_flag=True, help="One line of JSON.")
+@reports_errors
+def hook(memories: int, runs: int, as_json: bool) -> None:
+    """Latency of the Claude Code hook per call: `cairn-hook` with its server warm, its first
+    call, and the in-process `cairn lessons --hook claude-code` as the baseline."""
+    from cairn.bench.hook import bench_hook
+
+    _print(bench_hook(memories=memories, runs=runs), as_json)
+
+
+@bench.command("migrate")
+@click.option(
+    "--store", "store", required=True, help="An empty store to copy into (postgresql:// URL)."
+)
+@click.option("--memories", type=int, default=20_000, show_default=True, help="Store size.")
+@click.option("--json", "as_json", is_flag=True, help="One line of JSON.")
+@reports_errors
+def migrate_bench(store: str, memories: int, as_json: bool) -> None:
+    """`cairn migrate` of a synthetic store into STORE and back, verification included."""
+    from cairn.bench.copy import bench_migrate
+
+    _print(bench_migrate(store, memories=memories), as_json)

@@ -2,22 +2,21 @@
 agent's hook with `--hook claude-code`), its mute rules, `cairn confirm`, and
 `cairn hook claude-code install|uninstall`.
 
-In hook mode nothing cairn does can fail the agent: any error of cairn's own prints one line
-on stderr (which Claude Code does not feed to the model on exit 0) and nothing on stdout, and
-the exit status is 0. The store is opened with a short busy timeout there, so a long write by
-another process delays a tool call by at most about a second.
+In hook mode nothing cairn does can fail the agent (see `cairn.adapters.agent_hooks`). This is
+the slow, server-less path: each call starts Python and opens the store. `cairn-hook` (with
+`cairn hook serve`, in `cli_hook_server`) answers the same calls alike in a few milliseconds;
+the installer writes that command.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from cairn.adapters.agent_hooks import CLAUDE_CODE, claude_code_answer, client_name, generic_answer
+from cairn.adapters.agent_hooks import CLAUDE_CODE, GENERIC, answer_in_process
 from cairn.adapters.cli import (
     cwd_option,
     emit_json,
@@ -28,51 +27,19 @@ from cairn.adapters.cli import (
     scope_option,
     session_option,
 )
-from cairn.config import Settings
-from cairn.core import Cairn
+from cairn.adapters.cli_hook_server import hook_serve, hook_stop
 from cairn.lessons import claude_code
 from cairn.lessons.models import ClaudeHookInstall, LessonsResult, MuteRule
 
-HOOK_BUSY_TIMEOUT_MS = 1_000
-GENERIC_CLIENT = "agent-hook"
 
-
-def _open_for_hook(ctx: click.Context, integration: str) -> Cairn:
-    settings: Settings = ctx.obj["settings"]
-    quick = settings.with_overrides(busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
-    return Cairn.open(ctx.obj["store"], settings=quick, integration=integration)
-
-
-def _read_payload() -> dict[str, Any]:
-    raw = "" if sys.stdin is None else sys.stdin.read()
-    payload = json.loads(raw) if raw.strip() else {}
-    if not isinstance(payload, dict):
-        raise ValueError("the hook's input is not a JSON object")
-    return payload
-
-
-def _run_hook(ctx: click.Context) -> None:
+def _run_hook(ctx: click.Context, kind: str) -> None:
     try:
-        payload = _read_payload()
-        with _open_for_hook(ctx, CLAUDE_CODE) as mem:
-            answer = claude_code_answer(mem, payload)
-    except Exception as exc:  # noqa: BLE001 - the hook's top level: never block the agent
-        click.echo(f"cairn: lessons hook skipped: {exc}", err=True)
-        return
-    if answer is not None:
-        click.echo(json.dumps(answer))  # ASCII: safe whatever the locale of the hook
-
-
-def _run_stdin(ctx: click.Context) -> None:
-    try:
-        payload = _read_payload()
-        with _open_for_hook(ctx, client_name(payload, GENERIC_CLIENT)) as mem:
-            answer = generic_answer(mem, payload)
-    except Exception as exc:  # noqa: BLE001 - like the hook: an answer, never a failure
-        message = getattr(exc, "message", None) or str(exc)
-        code = getattr(exc, "code", "error")
-        answer = {"lessons": [], "text": "", "error": {"code": code, "message": message}}
-    click.echo(json.dumps(answer))
+        raw = b"" if sys.stdin is None else sys.stdin.buffer.read()
+    except (OSError, ValueError):
+        raw = b""  # no readable input: answered like an empty one
+    reply = answer_in_process(kind, raw, ctx.obj["store"], ctx.obj["settings"])
+    click.echo(reply.stdout, nl=False)
+    click.echo(reply.stderr, nl=False, err=True)
 
 
 @click.group(invoke_without_command=True)
@@ -93,9 +60,9 @@ def lessons(ctx: click.Context, /, **opts: Any) -> None:
     if ctx.invoked_subcommand is not None:
         return
     if opts["hook"] is not None:
-        _run_hook(ctx)
+        _run_hook(ctx, opts["hook"])
     elif opts["from_stdin"]:
-        _run_stdin(ctx)
+        _run_hook(ctx, GENERIC)
     else:
         _one_call(ctx, opts)
 
@@ -271,3 +238,4 @@ def _print_install(result: ClaudeHookInstall, as_json: bool, verb: str) -> None:
 
 
 COMMANDS: tuple[click.Command, ...] = (lessons, confirm)
+HOOK_COMMANDS: tuple[click.Command, ...] = (claude_code_hooks, hook_serve, hook_stop)

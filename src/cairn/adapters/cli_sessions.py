@@ -76,6 +76,8 @@ def print_brief(brief: Brief) -> None:
         click.echo(f"procedure: {procedure.procedure_id}  {procedure.goal}")
     if brief.more_available:
         click.echo("(more available: recall in the session for the rest)")
+    for rule in brief.lesson_mutes:
+        click.echo(f"lessons muted: {rule.kind} {rule.value} ({rule.scope})")
 
 
 def _hit_line(hit: Hit) -> str:

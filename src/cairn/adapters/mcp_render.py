@@ -95,6 +95,12 @@ def recall(result: RecallResult) -> str:
     return "\n".join([*lines, tail + ")"])
 
 
+def nearest(found: Sequence[Hit]) -> str:
+    if not found:
+        return "no memories in this scope yet"
+    return "\n".join(hit_line(hit) for hit in found)
+
+
 def records(result: GetResult) -> str:
     blocks = [_record(record) for record in result.records]
     if result.unknown:
@@ -149,6 +155,9 @@ def brief(result: Brief) -> str:
     lines += [procedure_line(proc) for proc in result.procedures]
     if result.more_available:
         lines.append("more_available: recall finds more")
+    if result.lesson_mutes:
+        muted = "; ".join(f"{r.kind} {r.value}" for r in result.lesson_mutes)
+        lines.append(f"lessons muted for: {muted}")
     if result.refs:
         lines.append(f"({result.retrieval_id}: give feedback on it before commit)")
     return "\n".join(lines)

@@ -125,7 +125,7 @@ class MemoryTools:
         ] = "references",
         kind: Annotated[
             str | None,
-            Field(description="What to search: memories (default), pages (indexed docs) or all."),
+            Field(description="What to search: all (default: memories and docs), memories or pages."),
         ] = None,
         include_resting: Annotated[
             bool, Field(description="Also search resting memories (idle or contradicted).")
@@ -145,6 +145,26 @@ class MemoryTools:
             lambda mem, where: mem.recall(query, scope=scope, cwd=where, **options),
             render.recall,
             Where(scope, cwd, session_id),
+        )
+
+    async def query(
+        self,
+        ctx: Ctx,
+        text: Annotated[str, Field(description="A short descriptive phrase to look up.")],
+        scope: Scope = None,
+        cwd: Cwd = None,
+        limit: Annotated[
+            int | None, Field(description="At most this many (1 to 20, default 20).")
+        ] = None,
+    ) -> ToolResult:
+        """The memories nearest to a phrase by embedding alone (no keywords, no cut), up to
+        max_recall_items (20), closest first. Prefer recall for questions; use query to see
+        what sits near a phrase."""
+        return await self._b.call(
+            ctx,
+            lambda mem, where: mem.query(text, scope=scope, cwd=where, limit=limit),
+            render.nearest,
+            Where(scope, cwd),
         )
 
     async def get_memory(
@@ -276,7 +296,7 @@ class MemoryTools:
         )
 
 
-READ_ONLY = frozenset({"recall", "query", "get_memory", "episodes", "history", "stats"})
+READ_ONLY = frozenset({"recall", "query", "get_memory", "episodes", "history", "stats", "lessons"})
 DESTRUCTIVE = frozenset({"forget", "purge"})
 IDEMPOTENT = frozenset({"feedback"}) | READ_ONLY
 TITLES = {
@@ -310,10 +330,11 @@ def make_tool(fn: Callable[..., Any]) -> Tool:
 
 
 def collect_tools(binding: Binding) -> list[Tool]:
+    from cairn.adapters.mcp_lesson_tools import LessonToolset
     from cairn.adapters.mcp_session_tools import SessionToolset
 
     methods: list[Callable[..., Any]] = []
-    for group in (MemoryTools(binding), SessionToolset(binding)):
+    for group in (MemoryTools(binding), SessionToolset(binding), LessonToolset(binding)):
         methods += [
             getattr(group, name)
             for name, value in vars(type(group)).items()

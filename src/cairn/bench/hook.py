@@ -3,14 +3,20 @@
 A fresh checkout (a git repository of 40 small modules) and a fresh store of `memories`
 memories (a quarter citing line ranges of those modules, warnings about commands, the rest
 unrelated) are built in a temporary directory. Then the hook is run exactly as Claude Code
-runs it, `cairn --store ... lessons --hook claude-code` as a new process with the hook's JSON
-on stdin, for four kinds of call: an edit of cited lines (a lesson and a question), a shell
-command a warning is about, a read of a cited file, and an ordinary command (nothing to say).
-The first run of each warms the disk cache and is left out; the rest give median and p95.
+runs it, a new process with the hook's JSON on stdin, for four kinds of call: an edit of cited
+lines (a lesson and a question), a shell command a warning is about, a read of a cited file,
+and an ordinary command (nothing to say). Every call is of a new agent session, so each does
+the whole work (nothing is "already said"). Two commands are measured in the same run:
 
-Three parts of that time are measured on their own: a bare interpreter starting, the
-interpreter importing cairn's command line (`import cairn.adapters.cli` in a new process: paid
-by every hook call), and `lessons()` in an open process (what the hook does once started). The
+- `cairn-hook claude-code --store ...` (what `cairn hook claude-code install` writes), asking
+  the resident hook server, warm: it was started by the warm-up call;
+- the baseline, `cairn --store ... lessons --hook claude-code`, which starts Python, imports
+  cairn's command line and opens the store on every call.
+
+The first run of each warms caches and is left out; the rest give median and p95. The first
+call with no server running (it starts one and waits for it) is measured on its own, as are a
+bare interpreter, importing the hook client, importing cairn's command line (paid by every
+baseline call) and `lessons()` in an open process (what the server does per call). The
 embedding model is never loaded on this path: lessons are lexical and citation based.
 """
 
@@ -30,6 +36,10 @@ from typing import Any
 from cairn.config import Settings
 from cairn.core import Cairn
 from cairn.embeddings.hashing import HashingEmbedder
+from cairn.lessons.claude_code import CLIENT_CODE
+
+CLI_CODE = "import sys; from cairn.adapters.cli import main; sys.exit(main())"
+FIRST_CALL_RUNS = 3
 
 MODULES = 40
 _GIT_ENV = {
@@ -48,17 +58,57 @@ def bench_hook(*, memories: int = 500, runs: int = 20) -> dict[str, Any]:
                         integration="bench-writer") as mem:  # fmt: skip
             _fill(mem, root, memories)
             in_process = _in_process(mem, root, runs)
-        calls = _payloads(root)
-        hook = {name: _process(store, root, payload, runs) for name, payload in calls.items()}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CAIRN_")}
+        env["CAIRN_HOME"] = str(settings.home)
+        fast, slow = _client_command(store), [sys.executable, "-c", CLI_CODE, "--store", store,
+                                             "lessons", "--hook", "claude-code"]  # fmt: skip
+        try:
+            first = _first_calls(fast, store, root, env)
+            hook = {name: _process(fast, root, payload, runs, env)
+                    for name, payload in _payloads(root).items()}  # fmt: skip
+        finally:
+            _stop_server(store, env)
+        baseline = {name: _process(slow, root, payload, runs, env)
+                    for name, payload in _payloads(root).items()}  # fmt: skip
     return {
         "memories": memories,
         "runs": runs,
-        "hook_process_ms": hook,
+        "hook_ms": hook,
+        "hook_first_call_ms": first,
+        "baseline_in_process_hook_ms": baseline,
         "python_startup_ms": _timed_runs([sys.executable, "-c", "pass"], runs),
+        "import_hook_client_ms": _timed_runs(
+            [sys.executable, "-c", "import cairn.adapters.hook_client"], runs
+        ),
         "import_cli_ms": _timed_runs([sys.executable, "-c", "import cairn.adapters.cli"], runs),
         "lessons_in_process_ms": in_process,
         "python": sys.version.split()[0],
     }
+
+
+def _client_command(store: str) -> list[str]:
+    script = Path(sys.executable).with_name("cairn-hook")
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script), "claude-code", "--store", store]
+    return [sys.executable, "-c", CLIENT_CODE, "claude-code", "--store", store]
+
+
+def _first_calls(
+    command: list[str], store: str, root: Path, env: dict[str, str]
+) -> dict[str, float]:
+    """The call that finds no server: it starts one and waits until it answers."""
+    payload = _payloads(root)["bash_warned_command"]
+    samples: list[float] = []
+    for _ in range(FIRST_CALL_RUNS):
+        _stop_server(store, env)
+        samples.append(_once(command, root, payload, env))
+    return _summary(samples)
+
+
+def _stop_server(store: str, env: dict[str, str]) -> None:
+    """`cairn hook stop`, which returns once the server is gone (or if none ran)."""
+    command = [sys.executable, "-c", CLI_CODE, "--store", store, "hook", "stop"]
+    subprocess.run(command, env=env, capture_output=True, check=False, timeout=60)
 
 
 def _checkout(root: Path) -> None:
@@ -115,20 +165,19 @@ def _payloads(root: Path) -> dict[str, dict[str, Any]]:
     }  # fmt: skip
 
 
-def _process(store: str, root: Path, payload: Mapping[str, Any], runs: int) -> dict[str, float]:
-    command = [
-        sys.executable,
-        "-c",
-        "import sys; from cairn.adapters.cli import main; sys.exit(main())",
-        "--store",
-        store,
-        "lessons",
-        "--hook",
-        "claude-code",
-    ]
-    text = json.dumps(payload)
-    return _timed(lambda: subprocess.run(command, input=text, cwd=root, capture_output=True,
-                                         text=True, check=False), runs)  # fmt: skip
+def _process(command: list[str], root: Path, payload: Mapping[str, Any], runs: int,
+             env: dict[str, str]) -> dict[str, float]:  # fmt: skip
+    _once(command, root, payload, env)  # warm-up: disk cache, SQLite pages, a server started
+    return _summary([_once(command, root, payload, env) for _ in range(max(1, runs))])
+
+
+def _once(command: list[str], root: Path, payload: Mapping[str, Any], env: dict[str, str]) -> float:
+    # A new agent session each time: the whole work, never "already said".
+    text = json.dumps({**payload, "session_id": f"bench-{time.monotonic_ns()}"})
+    start = time.perf_counter()
+    subprocess.run(command, input=text, cwd=root, capture_output=True, text=True, env=env,
+                   check=False)  # fmt: skip
+    return (time.perf_counter() - start) * 1000.0
 
 
 def _timed_runs(command: Sequence[str], runs: int) -> dict[str, float]:
@@ -148,7 +197,11 @@ def _timed(action: Callable[[], object], runs: int) -> dict[str, float]:
         start = time.perf_counter()
         action()
         samples.append((time.perf_counter() - start) * 1000.0)
-    samples.sort()
+    return _summary(samples)
+
+
+def _summary(samples: list[float]) -> dict[str, float]:
+    samples = sorted(samples)
     p95 = samples[min(len(samples) - 1, round(0.95 * (len(samples) - 1)))]
     return {"median": round(statistics.median(samples), 1), "p95": round(p95, 1),
             "min": round(samples[0], 1)}  # fmt: skip

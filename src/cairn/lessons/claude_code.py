@@ -6,12 +6,15 @@ settings.json` (project), as
     {"hooks": {"PreToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command",
                "command": "...", "timeout": 10}]}], "SessionStart": [...], "Stop": [...]}}
 
-cairn adds one group per event, all running the same command (`cairn lessons --hook
-claude-code`, which reads the event from the hook's JSON): `PreToolUse` for the tools lessons
-read (file tools, Bash, search, WebFetch), `SessionStart` and `Stop`. Everything else in the
-file is kept as it was, in its order. A hook is cairn's when its command holds `HOOK_MARK`;
-installing replaces cairn's hooks (so it is idempotent: a second install changes nothing and
-leaves the file byte for byte), uninstalling removes them and any group or event left empty.
+cairn adds one group per event, all running the same command (`cairn-hook claude-code`, which
+reads the event from the hook's JSON and asks the resident hook server, see
+`cairn.adapters.hook_client`): `PreToolUse` for the tools lessons read (file tools, Bash,
+search, WebFetch), `SessionStart` and `Stop`. Everything else in the file is kept as it was, in
+its order. A hook is cairn's when its command holds one of `HOOK_MARKS` (the older, slower
+`cairn lessons --hook claude-code` included, so installing over it upgrades it and uninstalling
+removes it); installing replaces cairn's hooks (so it is idempotent: a second install changes
+nothing and leaves the file byte for byte), uninstalling removes them and any group or event
+left empty.
 The file is written atomically.
 """
 
@@ -30,7 +33,9 @@ from urllib.parse import urlsplit
 from cairn.errors import Conflict, InvalidInput
 from cairn.lessons.models import ClaudeHookInstall
 
-HOOK_MARK = "lessons --hook claude-code"
+HOOK_MARK = "cairn-hook claude-code"
+HOOK_MARKS = (HOOK_MARK, "hook_client import main", "lessons --hook claude-code")
+CLIENT_CODE = "import sys; from cairn.adapters.hook_client import main; sys.exit(main())"
 EVENTS = ("PreToolUse", "SessionStart", "Stop")
 TOOL_MATCHER = "Edit|MultiEdit|Write|NotebookEdit|Read|Bash|Grep|Glob|WebFetch"
 TIMEOUT_SECONDS = 10
@@ -46,14 +51,14 @@ def settings_file(*, project: Path | None, user_home: Path | None) -> Path:
 
 
 def hook_command(store: str | None) -> str:
-    """The shell command the hooks run: this installation's `cairn`, pinned to `store` if one
-    was named (a PostgreSQL URL holding a password is refused: it would be written in clear)."""
-    script = Path(sys.executable).with_name("cairn")
+    """The shell command the hooks run: this installation's `cairn-hook claude-code`, pinned
+    to `store` if one was named (a PostgreSQL URL holding a password is refused: it would be
+    written in clear)."""
+    script = Path(sys.executable).with_name("cairn-hook")
     if script.is_file() and os.access(script, os.X_OK):
-        parts = [str(script)]
+        parts = [str(script), "claude-code"]
     else:
-        code = "import sys; from cairn.adapters.cli import main; sys.exit(main())"
-        parts = [sys.executable, "-c", code]
+        parts = [sys.executable, "-c", CLIENT_CODE, "claude-code"]
     if store is not None:
         if "://" in store and urlsplit(store).password:
             raise InvalidInput(
@@ -64,7 +69,7 @@ def hook_command(store: str | None) -> str:
         parts += ["--store", store]
     # `|| true`: whatever happens to cairn (even before its own error handling runs, e.g. a
     # broken installation), the agent sees exit status 0 and is never blocked.
-    return shlex.join([*parts, *HOOK_MARK.split()]) + " || true"
+    return shlex.join(parts) + " || true"
 
 
 def install(path: Path, command: str) -> ClaudeHookInstall:
@@ -125,7 +130,8 @@ def _group(event: str, command: str) -> dict[str, Any]:
 
 
 def _is_cairn(hook: object) -> bool:
-    return isinstance(hook, dict) and HOOK_MARK in str(hook.get("command", ""))
+    command = str(hook.get("command", "")) if isinstance(hook, dict) else ""
+    return any(mark in command for mark in HOOK_MARKS)
 
 
 def _without_cairn(groups: Sequence[Any]) -> list[Any]:

@@ -127,6 +127,7 @@ def activate(
         more_available=more or budget.dropped,
         budget_chars=ctx.settings.brief_budget_chars,
         used_chars=ctx.settings.brief_budget_chars - budget.left,
+        lesson_mutes=tuple(ctx.store.mute_rules(scopes)),
     )
 
 

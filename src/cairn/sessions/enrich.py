@@ -80,7 +80,7 @@ def reweigh(ranked: Sequence[Scored]) -> list[Scored]:
         factor = memory_feedback_multiplier(scored.memory.evidence)
         parts = {**scored.parts, "feedback": factor}
         out.append(replace(scored, score=scored.score * factor, parts=parts))
-    return sorted(out, key=lambda s: (-s.score, -s.memory.id))
+    return sorted(out, key=lambda s: (-round(s.score, 6), -s.memory.id))
 
 
 def complete(

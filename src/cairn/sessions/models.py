@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from cairn.code.records import BriefItem, BriefSession
+from cairn.lessons.models import MuteRule
 from cairn.models import Contribution, Hit, ProcedureEvidence, ProcedureHit
 
 OUTCOMES: tuple[str, ...] = ("success", "partial", "failure", "unknown")
@@ -222,6 +223,7 @@ class Brief:
     more_available: bool
     budget_chars: int
     used_chars: int
+    lesson_mutes: tuple[MuteRule, ...] = ()  # the rules that keep lessons unsaid in this scope
 
     @property
     def refs(self) -> list[str]:

@@ -4,7 +4,8 @@ Backends persist and look up; they never rank, embed or decide policy (the core 
 lifecycle). What a backend must provide beyond plain rows:
 
 - `transaction()`: a write transaction that serialises writers (SQLite `BEGIN IMMEDIATE`,
-  PostgreSQL row locks), so read-check-write sequences such as deduplication are race-free.
+  a PostgreSQL transaction-scoped advisory lock, one key per database, taken first), so
+  read-check-write sequences such as deduplication are race-free.
   Calls made inside it join it; calls made outside it run in their own short transaction.
 - `nearest()`: cosine nearest neighbours among the vectors of one embedder identity,
   restricted by a `MemoryFilter`.
@@ -12,6 +13,9 @@ lifecycle). What a backend must provide beyond plain rows:
   with the query, and the per-scope statistics BM25 needs. Text analysis (folding, stemming)
   happens in `cairn.ranking.lexical` before anything reaches the backend, so every backend
   indexes exactly the same terms.
+
+- `dump_table()` / `load_rows()`: a whole-store copy (export/import, `cairn migrate`) moves
+  every table listed in `cairn.store.tables` as rows in one backend-neutral encoding.
 
 Times cross this seam as timezone-aware UTC datetimes.
 """
@@ -26,7 +30,9 @@ from typing import Any, Protocol
 
 from cairn.code.records import ActRow, BranchGoal, BriefSession, CitationRow, NewAct, ProposalRow
 from cairn.embeddings.base import Vector
+from cairn.lessons.models import GivenLesson, LessonSession, MuteRule
 from cairn.models import Contribution, Event, Memory, NewEvent, NewMemory
+from cairn.page_records import Page, PageChunk, PageFile
 from cairn.sessions.models import (
     Episode,
     NewEpisode,
@@ -67,7 +73,8 @@ UPDATABLE_FIELDS = frozenset(
 # Counters that may be incremented atomically without a read.
 COUNTER_FIELDS = frozenset({"access_count", "confirmed", "cited", "contradicted"})
 
-LEXICAL_FIELDS: tuple[str, ...] = ("content", "tags", "source_ref", "reason")
+# `context` holds the analysed text of the memory's session neighbours (cairn.neighbours).
+LEXICAL_FIELDS: tuple[str, ...] = ("content", "tags", "source_ref", "reason", "context")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +103,7 @@ class LexicalDoc:
     tags: str
     source_ref: str
     reason: str
+    context: str = ""
 
     def field(self, name: str) -> str:
         value: str = getattr(self, name)
@@ -269,7 +277,131 @@ class CodeStore(Protocol):
     def set_proposal_status(self, proposal_id: int, status: str, at: datetime | None) -> None: ...
 
 
-class Store(SessionStore, CodeStore, Protocol):
+class LessonStore(Protocol):
+    """Lessons on tool calls (migration 0005): citations by the paths a call touches, lessons
+    given per session, per-scope mute rules, and what agent sessions did.
+
+    `citations_on_paths` reads the citations of current memories (active or resting) in
+    `scopes` whose path is one of `exact`, lies under one of `under`, or holds glob characters
+    (the caller matches those). `add_given_lessons` ignores rows already recorded. `add_mute`
+    returns the existing rule when the same one exists (and False).
+    """
+
+    def citations_on_paths(
+        self, scopes: Sequence[str], exact: Sequence[str], under: Sequence[str]
+    ) -> list[CitationRow]: ...
+
+    def add_given_lessons(self, rows: Sequence[GivenLesson]) -> None: ...
+
+    def given_lessons(self, session_key: str) -> list[GivenLesson]: ...
+
+    def forget_given_lessons(self, session_key: str) -> int: ...
+
+    def add_mute(
+        self, scope: str, kind: str, value: str, at: datetime, integration: str | None
+    ) -> tuple[MuteRule, bool]: ...
+
+    def mute_rules(self, scopes: Sequence[str]) -> list[MuteRule]: ...
+
+    def remove_mute(self, scope: str, kind: str, value: str) -> bool: ...
+
+    def touch_lesson_session(
+        self, session_key: str, scope: str | None, at: datetime, *, changed: bool
+    ) -> None: ...
+
+    def lesson_session(self, session_key: str) -> LessonSession | None: ...
+
+    def mark_reminded(self, session_key: str, at: datetime) -> None: ...
+
+
+class ContextStore(Protocol):
+    """Session neighbours (migration 0004): each memory's place among the memories of its scope
+    and session, the window vector built from its neighbours, and its lexical `context`.
+
+    `session_windows` gives, for each memory written in a session, the ids of the memories of
+    the same scope and session at most `reach` places before and after it in write order,
+    itself included, ascending; a memory without a session is its own window. `put_window`
+    stores a memory's window vector (computed by `cairn.neighbours` from the memories' own
+    vectors, never by a model). `window_similarities` is cosine against window vectors - a
+    memory without one counts with its own vector - for the best `k` memories the filter admits
+    plus every id in `include` (whatever the filter says). `set_lexical_context` replaces only
+    the `context` field of a memory's lexical entry. `occurred_times` is a light read of
+    `occurred_at` for many candidates (the date lift needs no more of them).
+    """
+
+    def session_windows(
+        self, memory_ids: Sequence[int], reach: int
+    ) -> dict[int, tuple[int, ...]]: ...
+
+    def put_window(self, memory_id: int, identity: str, vector: Vector) -> None: ...
+
+    def delete_window(self, memory_id: int) -> None: ...
+
+    def window_similarities(
+        self, filt: MemoryFilter, identity: str, vector: Vector, k: int, include: Sequence[int]
+    ) -> dict[int, float]: ...
+
+    def set_lexical_context(self, memory_id: int, context: str) -> None: ...
+
+    def occurred_times(self, memory_ids: Sequence[int]) -> dict[int, datetime]: ...
+
+
+class PageStore(Protocol):
+    """The pages index (migration 0004): documentation files of a scope and their chunks.
+
+    `sync_page_file` records a file's new fingerprint and replaces its chunks in one
+    transaction; a chunk whose digest is unchanged keeps its id (and so its `doc_` ref).
+    """
+
+    def page_files(self, scope: str) -> dict[str, PageFile]: ...
+
+    def sync_page_file(self, scope: str, file: PageFile, chunks: Sequence[PageChunk]) -> None: ...
+
+    def drop_page_files(self, scope: str, paths: Sequence[str]) -> None: ...
+
+    def pages_in(self, scope: str) -> list[Page]: ...
+
+    def get_pages(self, ids: Sequence[int]) -> list[Page]: ...
+
+
+class CopyStore(Protocol):
+    """Whole-store copy (export/import, `cairn migrate`): the tables of `cairn.store.tables`
+    as rows in its backend-neutral encoding.
+
+    `table_names()` lists the copied tables this store's schema holds, in copy order.
+    `dump_table()` yields a table's rows in key order, those after the key `after` only when
+    given, at most `limit`. `load_rows()` inserts rows with their ids as given, in one
+    transaction (joining the caller's), moving id sequences past them and rebuilding what is
+    derived per row (memory tags, the lexical index's own structures); a row that collides
+    with one already stored raises `Conflict`. `finish_load()` builds what is cheaper to build
+    once (PostgreSQL's HNSW indexes) and resets caches. `sequences()` gives each id sequence's
+    high-water mark and `advance_sequences()` moves this store's sequences to at least those.
+    `get_meta()` / `set_meta()` read and write the store's own key/value notes (`store_id`,
+    migration checkpoints), which are never copied; `set_meta(key, None)` deletes one.
+    """
+
+    def table_names(self) -> list[str]: ...
+
+    def count_rows(self, table: str) -> int: ...
+
+    def dump_table(
+        self, table: str, *, after: Sequence[Any] | None = None, limit: int | None = None
+    ) -> Iterator[dict[str, Any]]: ...
+
+    def load_rows(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None: ...
+
+    def finish_load(self) -> None: ...
+
+    def sequences(self) -> dict[str, int]: ...
+
+    def advance_sequences(self, positions: Mapping[str, int]) -> None: ...
+
+    def get_meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str | None) -> None: ...
+
+
+class Store(SessionStore, CodeStore, LessonStore, ContextStore, PageStore, CopyStore, Protocol):
     @property
     def location(self) -> str: ...
 

@@ -251,7 +251,12 @@ def _apply(
                 f"the store at {display} has schema version {current}, newer than this cairn "
                 f"knows ({known}); upgrade cairn-memory."
             )
-        if version > current:
+        # Membership, not "newer than the highest": a migration numbered below one already
+        # applied (shipped later) must still run.
+        applied = conn.execute(
+            "SELECT 1 FROM schema_migrations WHERE version = %s", (version,)
+        ).fetchone()
+        if applied is None:
             _run_migration(conn, display, sql)
             conn.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (%s, %s, now())",

@@ -7,9 +7,9 @@ written straight into tsvector *literals* (`'term':1A,7A 'other':2A ...`) - the 
 database locale can split, lowercase or drop a term, so PostgreSQL indexes exactly the terms
 SQLite indexes. Queries are tsquery literals built the same way (`'a' | 'b'`).
 
-- Each field gets a weight class (content A, tags B, source_ref C, reason D); positions run
-  across fields in that order. PostgreSQL caps positions at 16383 and keeps 256 per term,
-  which only affects `ts_rank`, never matching.
+- Each field gets a weight class (content A, tags B, source_ref C, reason and context D);
+  positions run across fields in that order. PostgreSQL caps positions at 16383 and keeps 256
+  per term, which only affects `ts_rank`, never matching.
 - A tsvector lexeme holds at most 2046 bytes; a longer term (a pasted key or blob) is indexed
   as `~` plus its SHA-256, on both the document and the query side, so it still matches itself.
 - Per-field lengths in terms are stored beside the vector for BM25's length normalisation.
@@ -35,7 +35,9 @@ from cairn.store.postgres.connection import Conn
 from cairn.store.postgres.filters import filter_sql
 
 MAX_LEXEME_BYTES = 2046
-_WEIGHT_CLASS = {"content": "A", "tags": "B", "source_ref": "C", "reason": "D"}
+# Four classes for five fields: the neighbours' text (`context`) shares reason's class, so it
+# orders candidates as a minor field; BM25F scores it with its own weight later.
+_WEIGHT_CLASS = {"content": "A", "tags": "B", "source_ref": "C", "reason": "D", "context": "D"}
 # ts_rank's weights in its order {D, C, B, A}; the ranking layer's field weights.
 _RANK_WEIGHTS = [0.3, 0.5, 0.7, 1.0]
 _FROM = "FROM lexical l JOIN memories m ON m.id = l.memory_id"
@@ -75,16 +77,29 @@ def put_lexical(conn: Conn, memory_id: int, doc: LexicalDoc) -> None:
     fields = {name: doc.field(name) for name in LEXICAL_FIELDS}
     lengths = {f"len_{name}": len(text.split()) for name, text in fields.items()}
     conn.execute(
-        "INSERT INTO lexical (memory_id, content, tags, source_ref, reason, doc,"
-        " len_content, len_tags, len_source_ref, len_reason)"
-        " VALUES (%(id)s, %(content)s, %(tags)s, %(source_ref)s, %(reason)s, %(doc)s::tsvector,"
-        " %(len_content)s, %(len_tags)s, %(len_source_ref)s, %(len_reason)s)"
+        "INSERT INTO lexical (memory_id, content, tags, source_ref, reason, context, doc,"
+        " len_content, len_tags, len_source_ref, len_reason, len_context)"
+        " VALUES (%(id)s, %(content)s, %(tags)s, %(source_ref)s, %(reason)s, %(context)s,"
+        " %(doc)s::tsvector, %(len_content)s, %(len_tags)s, %(len_source_ref)s,"
+        " %(len_reason)s, %(len_context)s)"
         " ON CONFLICT (memory_id) DO UPDATE SET content = EXCLUDED.content,"
         " tags = EXCLUDED.tags, source_ref = EXCLUDED.source_ref, reason = EXCLUDED.reason,"
-        " doc = EXCLUDED.doc, len_content = EXCLUDED.len_content, len_tags = EXCLUDED.len_tags,"
-        " len_source_ref = EXCLUDED.len_source_ref, len_reason = EXCLUDED.len_reason",
+        " context = EXCLUDED.context, doc = EXCLUDED.doc, len_content = EXCLUDED.len_content,"
+        " len_tags = EXCLUDED.len_tags, len_source_ref = EXCLUDED.len_source_ref,"
+        " len_reason = EXCLUDED.len_reason, len_context = EXCLUDED.len_context",
         {"id": memory_id, "doc": tsvector_literal(doc), **fields, **lengths},
     )
+
+
+def set_context(conn: Conn, memory_id: int, context: str) -> None:
+    """Replace the `context` field (and the document vector that holds it) of one entry."""
+    row = conn.execute(
+        "SELECT content, tags, source_ref, reason FROM lexical WHERE memory_id = %s FOR UPDATE",
+        (memory_id,),
+    ).fetchone()
+    if row is not None:
+        content, tags, source_ref, reason = row
+        put_lexical(conn, memory_id, LexicalDoc(content, tags, source_ref, reason, context))
 
 
 def delete_lexical(conn: Conn, memory_id: int) -> None:
@@ -122,7 +137,7 @@ def lexical_candidates(
     rows = conn.execute(
         "WITH s AS MATERIALIZED (SELECT (SELECT count(*) FROM lexical)::float8 AS n,"
         f" {frequencies})"
-        " SELECT l.memory_id, l.content, l.tags, l.source_ref, l.reason"
+        " SELECT l.memory_id, l.content, l.tags, l.source_ref, l.reason, l.context"
         f" {_FROM} CROSS JOIN s WHERE l.doc @@ %(q_any)s::tsquery AND {where}"
         f" ORDER BY ({score}) DESC, l.memory_id LIMIT %(limit)s",
         params,
@@ -135,7 +150,7 @@ def lexical_stats(conn: Conn, filt: MemoryFilter, terms: Sequence[str]) -> Lexic
     where, params = filter_sql(filt)
     averages = ", ".join(f"avg(l.len_{name})::float8" for name in LEXICAL_FIELDS)
     query = f"SELECT count(*), {averages} {_FROM} WHERE {where}"
-    row = conn.execute(query, params).fetchone() or (0, None, None, None, None)
+    row = conn.execute(query, params).fetchone() or (0, *([None] * len(LEXICAL_FIELDS)))
     frequencies: dict[str, int] = {}
     if wanted:
         params.update(_term_params(wanted))

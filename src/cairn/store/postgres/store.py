@@ -31,8 +31,12 @@ from cairn.store.base import (
 from cairn.store.postgres import lexical, vectors
 from cairn.store.postgres.code import CodeRows
 from cairn.store.postgres.connection import Conn, Database
+from cairn.store.postgres.context import ContextRows
+from cairn.store.postgres.copy import CopyRows
 from cairn.store.postgres.filters import filter_sql
+from cairn.store.postgres.lessons import LessonRows
 from cairn.store.postgres.options import PoolOptions, redact, split_url
+from cairn.store.postgres.pages import PageRows
 from cairn.store.postgres.procedures import ProcedureRows
 from cairn.store.postgres.rows import (
     EVENT_COLUMNS,
@@ -62,7 +66,9 @@ _WRITE_TAGS = (
 )
 
 
-class PostgresStore(SessionRows, ProcedureRows, CodeRows):
+class PostgresStore(
+    SessionRows, ProcedureRows, CodeRows, LessonRows, ContextRows, PageRows, CopyRows
+):
     """A cairn store in a PostgreSQL database with the pgvector extension.
 
     Pool and lock settings come from the URL's query (see `options.py`) or these arguments;

@@ -107,6 +107,22 @@ def _create_index(conn: Conn, identity: str, dims: int) -> None:
     )
 
 
+def build_missing_indexes(conn: Conn) -> int:
+    """Create the HNSW index of every embedder whose vectors were loaded without one.
+
+    A whole-store copy inserts vectors without indexes and builds each index once at the end:
+    keeping an HNSW graph up to date row by row costs far more than building it in one pass.
+    """
+    rows = conn.execute(
+        "SELECT DISTINCT v.identity, v.dims FROM vectors v WHERE v.dims <= %s AND NOT EXISTS"
+        " (SELECT 1 FROM vector_indexes x WHERE x.identity = v.identity AND x.dims = v.dims)",
+        (HNSW_MAX_DIMS,),
+    ).fetchall()
+    for identity, dims in rows:
+        _create_index(conn, str(identity), int(dims))
+    return len(rows)
+
+
 def get_vectors(conn: Conn, ids: Sequence[int], identity: str) -> dict[int, Vector]:
     rows = conn.execute(
         "SELECT memory_id, embedding::real[] FROM vectors"

@@ -76,9 +76,11 @@ class CodeRows:
         """Current memories of `scope` whose source_ref is this commit (either sha may be short)."""
         rows = self._db.get().execute(
             "SELECT c.memory_id FROM citations c JOIN memories m ON m.id = c.memory_id "
-            f"WHERE c.kind = 'commit' AND m.scope = ? AND {_CURRENT} AND length(?) >= 4 "
-            "AND (c.commit_sha LIKE ? || '%' OR ? LIKE c.commit_sha || '%') ORDER BY c.memory_id",
-            (scope, sha, sha.lower(), sha.lower()),
+            f"WHERE c.kind = 'commit' AND m.scope = :scope AND {_CURRENT} AND length(:sha) >= 4 "
+            # Exact prefix comparison: LIKE would read `_` and `%` in a sha as wildcards.
+            "AND (substr(lower(c.commit_sha), 1, length(:sha)) = :sha "
+            "OR substr(:sha, 1, length(c.commit_sha)) = lower(c.commit_sha)) ORDER BY c.memory_id",
+            {"scope": scope, "sha": sha.lower()},
         )
         return [int(row[0]) for row in rows.fetchall()]
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cairn.errors import StoreBusy, StoreError
+from cairn.errors import Conflict, StoreBusy, StoreError
 from cairn.store.migrations import load_migrations
 
 
@@ -76,6 +76,12 @@ class Connections:
         self._local.depth = 1
         try:
             yield conn
+        except sqlite3.IntegrityError as exc:
+            conn.execute("ROLLBACK")
+            raise Conflict(
+                f"the write collides with a row the store at {self.path} already holds "
+                f"({exc}); import into an empty store or skip records already copied."
+            ) from exc
         except BaseException:
             conn.execute("ROLLBACK")
             raise
@@ -127,7 +133,12 @@ def migrate(connections: Connections) -> None:
                     f"the store at {connections.path} has schema version {current}, newer than "
                     f"this cairn knows ({known}); upgrade cairn-memory."
                 )
-            if migration.version <= current:
+            # Membership, not "newer than the highest": a migration numbered below one already
+            # applied (shipped later) must still run.
+            applied = tx.execute(
+                "SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)
+            ).fetchone()
+            if applied is not None:
                 continue
             for statement in _statements(migration.sql):
                 tx.execute(statement)

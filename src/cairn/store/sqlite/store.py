@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -23,6 +25,10 @@ from cairn.store.base import (
 )
 from cairn.store.sqlite.code import CodeRows
 from cairn.store.sqlite.connection import Connections, ensure_parent, migrate
+from cairn.store.sqlite.context import ContextRows
+from cairn.store.sqlite.copy import CopyRows
+from cairn.store.sqlite.lessons import LessonRows
+from cairn.store.sqlite.pages import PageRows
 from cairn.store.sqlite.procedures import ProcedureRows
 from cairn.store.sqlite.rows import (
     EVENT_COLUMNS,
@@ -40,16 +46,31 @@ from cairn.timeutil import to_micros
 
 # Changing these columns changes what the dense filter admits, so the vector cache reloads.
 _FILTERED_COLUMNS = frozenset({"status", "until", "type", "occurred_at", "written_at"})
+_STATS_CACHE_MAX = 50_000
+# Every change to the lexical index bumps `lexgen`, so cached BM25 statistics go stale at once.
+_BUMP_LEXGEN = (
+    "INSERT INTO meta (key, value) VALUES ('lexgen', '1') "
+    "ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
+)
 _CHUNK = 500  # keeps `IN (...)` lists under SQLite's variable limit
+# Which lexical candidates make the pool: FTS5's bm25 with the ranking layer's field weights
+# (content, tags, source_ref, reason, context), so a word found only among a memory's
+# neighbours does not crowd out memories holding it themselves.
+_POOL_RANK = "bm25(lexical, 1.0, 0.7, 0.5, 0.3, 0.45)"
 
 
-class SqliteStore(SessionRows, ProcedureRows, CodeRows):
+class SqliteStore(
+    SessionRows, ProcedureRows, CodeRows, LessonRows, ContextRows, PageRows, CopyRows
+):
     backend = "sqlite"
 
     def __init__(self, path: str, *, busy_timeout_ms: int = 30_000) -> None:
         ensure_parent(path)
         self._path = path
         self._db = Connections(path, busy_timeout_ms=busy_timeout_ms)
+        self._stats: dict[tuple[MemoryFilter, Any], Any] = {}
+        self._stats_generation: tuple[Any, ...] = ()
+        self._stats_lock = threading.Lock()
         self._vectors = VectorIndex()
         migrate(self._db)
 
@@ -264,24 +285,37 @@ class SqliteStore(SessionRows, ProcedureRows, CodeRows):
         return {identity: int(count) for identity, count in rows}
 
     # lexical ------------------------------------------------------------------------------
+    def _stats_cache_for(self, conn: sqlite3.Connection) -> dict[tuple[MemoryFilter, Any], Any]:
+        generation = tuple(
+            conn.execute("SELECT key, value FROM meta WHERE key IN ('epoch', 'lexgen')")
+        )
+        with self._stats_lock:
+            if generation != self._stats_generation or len(self._stats) > _STATS_CACHE_MAX:
+                self._stats = {}
+                self._stats_generation = generation
+            return self._stats
+
     def put_lexical(self, memory_id: int, doc: LexicalDoc) -> None:
         fields = [doc.field(name) for name in LEXICAL_FIELDS]
         lengths = [len(text.split()) for text in fields]
         with self._db.transaction() as conn:
+            conn.execute(_BUMP_LEXGEN)
             conn.execute("DELETE FROM lexical WHERE rowid = ?", (memory_id,))
             conn.execute(
-                "INSERT INTO lexical (rowid, content, tags, source_ref, reason) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO lexical (rowid, content, tags, source_ref, reason, context) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
                 (memory_id, *fields),
             )
             conn.execute(
                 "INSERT OR REPLACE INTO lexical_lengths "
-                "(memory_id, content, tags, source_ref, reason) VALUES (?, ?, ?, ?, ?)",
+                "(memory_id, content, tags, source_ref, reason, context) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
                 (memory_id, *lengths),
             )
 
     def delete_lexical(self, memory_id: int) -> None:
         with self._db.transaction() as conn:
+            conn.execute(_BUMP_LEXGEN)
             conn.execute("DELETE FROM lexical WHERE rowid = ?", (memory_id,))
             conn.execute("DELETE FROM lexical_lengths WHERE memory_id = ?", (memory_id,))
 
@@ -291,29 +325,46 @@ class SqliteStore(SessionRows, ProcedureRows, CodeRows):
         if not terms:
             return []
         where, params = _filter_sql(filt)
+        # Rank ids alone, then read the text of the winners: sorting every match with its
+        # fields in tow costs more than the second lookup.
         rows = self._db.get().execute(
-            "SELECT lexical.rowid, lexical.content, lexical.tags, lexical.source_ref, "
-            "lexical.reason FROM lexical JOIN memories m ON m.id = lexical.rowid "
-            f"WHERE lexical MATCH ? AND {where} ORDER BY lexical.rank LIMIT ?",
+            "SELECT rowid, content, tags, source_ref, reason, context FROM lexical "
+            "WHERE rowid IN (SELECT lexical.rowid FROM lexical JOIN memories m "
+            f"ON m.id = lexical.rowid WHERE lexical MATCH ? AND {where} "
+            f"ORDER BY {_POOL_RANK} LIMIT ?)",
             (_match_expression(terms), *params, limit),
         )
         return [LexicalRow(row[0], LexicalDoc(*row[1:])) for row in rows]
 
     def lexical_stats(self, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats:
+        """Counted once per (filter, term) until the lexical index or a filtered column changes.
+
+        Counting a common term's documents walks its whole FTS5 doclist (tens of ms at 10k
+        memories), and the same words recur across recalls; the cache is keyed by the store's
+        `epoch` and `lexgen` counters, which other processes' writes bump too."""
         where, params = _filter_sql(filt)
         conn = self._db.get()
-        averages = conn.execute(
-            "SELECT count(*), avg(l.content), avg(l.tags), avg(l.source_ref), avg(l.reason) "
-            f"FROM lexical_lengths l JOIN memories m ON m.id = l.memory_id WHERE {where}",
-            params,
-        ).fetchone()
+        cache = self._stats_cache_for(conn)
+        averages = cache.get((filt, None))
+        if averages is None:
+            averages = conn.execute(
+                "SELECT count(*), avg(l.content), avg(l.tags), avg(l.source_ref), "
+                "avg(l.reason), avg(l.context) "
+                f"FROM lexical_lengths l JOIN memories m ON m.id = l.memory_id WHERE {where}",
+                params,
+            ).fetchone()
+            cache[(filt, None)] = averages
         frequencies: dict[str, int] = {}
         for term in dict.fromkeys(terms):
-            frequencies[term] = conn.execute(
-                "SELECT count(*) FROM lexical JOIN memories m ON m.id = lexical.rowid "
-                f"WHERE lexical MATCH ? AND {where}",
-                (_match_expression([term]), *params),
-            ).fetchone()[0]
+            count = cache.get((filt, term))
+            if count is None:
+                count = conn.execute(
+                    "SELECT count(*) FROM lexical JOIN memories m ON m.id = lexical.rowid "
+                    f"WHERE lexical MATCH ? AND {where}",
+                    (_match_expression([term]), *params),
+                ).fetchone()[0]
+                cache[(filt, term)] = count
+            frequencies[term] = int(count)
         return LexicalStats(
             doc_count=int(averages[0]),
             document_frequency=frequencies,
@@ -384,8 +435,7 @@ def _filter_sql(filt: MemoryFilter) -> tuple[str, tuple[Any, ...]]:
         params.extend(filt.types)
     if filt.tags is not None:
         clauses.append(
-            "m.id IN (SELECT memory_id FROM memory_tags "
-            f"WHERE tag IN ({_marks(list(filt.tags))}))"
+            f"m.id IN (SELECT memory_id FROM memory_tags WHERE tag IN ({_marks(list(filt.tags))}))"
         )
         params.extend(filt.tags)
     if filt.since is not None:

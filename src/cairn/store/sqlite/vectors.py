@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,8 +35,10 @@ class _Block:
     last_id: int = 0
     ids: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
     matrix: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 0), np.float32))
-    status: npt.NDArray[np.object_] = field(default_factory=lambda: np.zeros(0, object))
-    mtype: npt.NDArray[np.object_] = field(default_factory=lambda: np.zeros(0, object))
+    # Status and type as small integer codes: comparing numpy object arrays of strings costs
+    # milliseconds per recall at 10k rows, integer codes microseconds.
+    status: npt.NDArray[np.int16] = field(default_factory=lambda: np.zeros(0, np.int16))
+    mtype: npt.NDArray[np.int16] = field(default_factory=lambda: np.zeros(0, np.int16))
     written: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
     occurred: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
     until: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -95,8 +98,8 @@ def _append(block: _Block, rows: list[tuple[object, ...]]) -> None:
     matrix = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])  # type: ignore[call-overload]
     block.ids = np.concatenate([block.ids, ids])
     block.matrix = matrix if block.matrix.size == 0 else np.vstack([block.matrix, matrix])
-    block.status = np.concatenate([block.status, np.array([r[2] for r in rows], object)])
-    block.mtype = np.concatenate([block.mtype, np.array([r[3] for r in rows], object)])
+    block.status = np.concatenate([block.status, _codes(r[2] for r in rows)])
+    block.mtype = np.concatenate([block.mtype, _codes(r[3] for r in rows)])
     block.written = np.concatenate([block.written, np.array([r[4] for r in rows], np.int64)])
     block.occurred = np.concatenate([block.occurred, np.array([r[5] for r in rows], np.int64)])
     untils = np.array([_NONE if r[6] is None else r[6] for r in rows], np.int64)
@@ -107,17 +110,36 @@ def _append(block: _Block, rows: list[tuple[object, ...]]) -> None:
 def _mask(block: _Block, filt: MemoryFilter) -> npt.NDArray[np.bool_]:
     mask: npt.NDArray[np.bool_]
     if filt.as_of is None:
-        mask = np.isin(block.status, list(filt.statuses)) & (block.until == _NONE)
+        mask = np.isin(block.status, _codes(filt.statuses)) & (block.until == _NONE)
     else:
         moment = to_micros(filt.as_of)
-        mask = (block.status != "purged") & (block.written <= moment) & (block.until > moment)
+        purged = _code("purged")
+        mask = (block.status != purged) & (block.written <= moment) & (block.until > moment)
     if filt.types is not None:
-        mask &= np.isin(block.mtype, list(filt.types))
+        mask &= np.isin(block.mtype, _codes(filt.types))
     if filt.since is not None:
         mask &= block.occurred >= to_micros(filt.since)
     if filt.until is not None:
         mask &= block.occurred <= to_micros(filt.until)
     return mask
+
+
+_CODES: dict[str, int] = {}
+_CODES_LOCK = threading.Lock()
+
+
+def _code(name: object) -> int:
+    """A process-wide small integer for a status or type name (stable within the process)."""
+    key = str(name)
+    code = _CODES.get(key)
+    if code is None:
+        with _CODES_LOCK:
+            code = _CODES.setdefault(key, len(_CODES))
+    return code
+
+
+def _codes(names: Iterable[object]) -> npt.NDArray[np.int16]:
+    return np.fromiter((_code(n) for n in names), np.int16)
 
 
 def _top_k(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]:
