@@ -43,13 +43,6 @@ def default_durability(memory_type: str) -> str:
     return "semantic"
 
 
-class Status(str, enum.Enum):
-    ACTIVE = "active"
-    RESTING = "resting"
-    RETIRED = "retired"
-    PURGED = "purged"
-
-
 Disposition = Literal["created", "matched", "boosted"]
 Citation = Literal["same", "changed", "gone", "unchecked"]
 RecallKind = Literal["memories", "pages", "all"]

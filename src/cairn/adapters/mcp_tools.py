@@ -125,7 +125,7 @@ class MemoryTools:
         ] = "references",
         kind: Annotated[
             str | None,
-            Field(description="What to search: all (default: memories and docs), memories or pages."),
+            Field(description="What to search: all (default; memories and docs), memories, pages."),
         ] = None,
         include_resting: Annotated[
             bool, Field(description="Also search resting memories (idle or contradicted).")
