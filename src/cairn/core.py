@@ -214,15 +214,7 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         moment = parse_when(as_of, field="as_of", end_of_day=True) if as_of else None
         request = RecallQuery(
             text=query.strip(),
-            filt=MemoryFilter(
-                scopes=visible_scopes(resolved),
-                as_of=moment,
-                types=tuple(validate_type(t) for t in types) if types else None,
-                tags=normalise_tags(tags) if tags else None,
-                since=parse_when(since, field="since", end_of_day=False) if since else None,
-                until=parse_when(until, field="until", end_of_day=True) if until else None,
-                statuses=("active", "resting") if include_resting else ("active",),
-            ),
+            filt=_recall_filter(resolved, moment, types, tags, since, until, include_resting),
             limit=_check_limit(limit),
             cut=cut,
             also=_check_also(also) + context_cue(query.strip(), context),
@@ -344,6 +336,27 @@ def _embedder_factory(
         chosen = cast(Embedder, embedder)
         return lambda: chosen
     return embedder
+
+
+def _recall_filter(
+    scope: str,
+    moment: datetime | None,
+    types: Sequence[str] | None,
+    tags: Sequence[str] | None,
+    since: str | datetime | None,
+    until: str | datetime | None,
+    include_resting: bool,
+) -> MemoryFilter:
+    """What a recall may return, from its validated arguments."""
+    return MemoryFilter(
+        scopes=visible_scopes(scope),
+        as_of=moment,
+        types=tuple(validate_type(t) for t in types) if types else None,
+        tags=normalise_tags(tags) if tags else None,
+        since=parse_when(since, field="since", end_of_day=False) if since else None,
+        until=parse_when(until, field="until", end_of_day=True) if until else None,
+        statuses=("active", "resting") if include_resting else ("active",),
+    )
 
 
 def _check_limit(limit: object) -> int:
