@@ -1,4 +1,7 @@
-"""Many agent processes on one store file: no write lost, no error surfaced to any caller."""
+"""Many agent processes on one store: no write lost, no error surfaced to any caller, and
+racing identical claims deduplicated by the write transaction. The same workers run against
+a SQLite file (4 processes, as on one machine) and a PostgreSQL database (8 processes, as
+separate agents with their own connection pools)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,6 @@ import pytest
 from cairn import Cairn
 from cairn.embeddings.hashing import HashingEmbedder
 
-PROCESSES = 4
 WRITES = 200
 SCOPE = "project:example/concurrency"
 
@@ -20,8 +22,8 @@ WORKER = """
 import random, sys
 from cairn import Cairn
 from cairn.embeddings.hashing import HashingEmbedder
-path, worker, writes, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-with Cairn.open(path, embedder=HashingEmbedder()) as mem:
+location, worker, writes, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+with Cairn.open(location, embedder=HashingEmbedder()) as mem:
     for i in range(writes):
         if mode == "distinct":
             rng = random.Random(worker * 100_000 + i)
@@ -35,42 +37,57 @@ with Cairn.open(path, embedder=HashingEmbedder()) as mem:
 """.replace("SCOPE_VALUE", SCOPE)
 
 
-def run_workers(path: str, writes: int, mode: str) -> None:
+@pytest.fixture(
+    params=[
+        pytest.param("sqlite", id="sqlite-4"),
+        pytest.param("postgres", id="postgres-8", marks=pytest.mark.postgres),
+    ]
+)
+def shared(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, int]:
+    """A store location and how many writer processes share it."""
+    if request.param == "sqlite":
+        return str(tmp_path / "shared.db"), 4
+    url: str = request.getfixturevalue("postgres_database_url")
+    return url, 8
+
+
+def run_workers(location: str, processes: int, writes: int, mode: str) -> None:
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, path, str(w), str(writes), mode],
+            [sys.executable, "-c", WORKER, location, str(w), str(writes), mode],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for w in range(PROCESSES)
+        for w in range(processes)
     ]
     errors = []
     for proc in procs:
-        _, err = proc.communicate(timeout=900)
+        _, err = proc.communicate(timeout=1800)
         if proc.returncode != 0:
             errors.append(err)
     assert errors == []
 
 
 @pytest.mark.slow
-def test_four_processes_two_hundred_writes_each(tmp_path: Path) -> None:
-    path = str(tmp_path / "shared.db")
-    run_workers(path, WRITES, "distinct")
-    with Cairn.open(path, embedder=HashingEmbedder()) as mem:
+def test_concurrent_writers_lose_nothing(shared: tuple[str, int]) -> None:
+    location, processes = shared
+    run_workers(location, processes, WRITES, "distinct")
+    with Cairn.open(location, embedder=HashingEmbedder()) as mem:
         memories = list(mem.store.iter_memories())
-        assert len(memories) == PROCESSES * WRITES
-        assert len({m.content for m in memories}) == PROCESSES * WRITES
+        assert len(memories) == processes * WRITES
+        assert len({m.content for m in memories}) == processes * WRITES
+        assert sorted(m.id for m in memories) == list(range(1, processes * WRITES + 1))
         remembered = [e for e in mem.store.iter_events() if e.kind == "remember"]
-        assert len(remembered) == PROCESSES * WRITES
+        assert len(remembered) == processes * WRITES
 
 
 @pytest.mark.slow
-def test_concurrent_identical_claims_create_one_memory(tmp_path: Path) -> None:
-    path = str(tmp_path / "race.db")
-    run_workers(path, 20, "same")
-    with Cairn.open(path, embedder=HashingEmbedder()) as mem:
+def test_concurrent_identical_claims_create_one_memory(shared: tuple[str, int]) -> None:
+    location, processes = shared
+    run_workers(location, processes, 20, "same")
+    with Cairn.open(location, embedder=HashingEmbedder()) as mem:
         assert len(list(mem.store.iter_memories())) == 1
         dispositions = [e.payload["disposition"] for e in mem.store.iter_events()]
         assert dispositions.count("created") == 1
-        assert dispositions.count("matched") == PROCESSES * 20 - 1
+        assert dispositions.count("matched") == processes * 20 - 1
