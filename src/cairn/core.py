@@ -258,9 +258,7 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         session_id = session.id if session is not None else None
         with store.transaction():
             if count_access:
-                for scored in ranked:
-                    store.increment(scored.memory.id, "access_count")
-                    store.update_memory(scored.memory.id, {"last_accessed_at": now})
+                store.touch([scored.memory.id for scored in ranked], now)
             event_id = store.add_event(
                 NewEvent("recall", scope, session_id, now, self._ctx.integration, None, payload)
             )

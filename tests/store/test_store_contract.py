@@ -465,3 +465,16 @@ def test_store_reports_backend_location_and_size(store: Store) -> None:
     assert store.backend in {"sqlite", "postgres"}
     assert store.location
     assert store.size_bytes() > 0
+
+
+def test_touch_counts_one_access_each(store: Store) -> None:
+    from datetime import UTC, datetime
+
+    ids = [store.add_memory(new_memory(content=f"touch {i}")) for i in range(3)]
+    at = datetime(2026, 9, 1, 8, 30, tzinfo=UTC)
+    store.touch(ids[:2], at)
+    store.touch(ids[:1], at)
+    got = {m.id: m for m in store.get_memories(ids)}
+    assert [got[i].access_count for i in ids] == [2, 1, 0]
+    assert got[ids[0]].last_accessed_at == at and got[ids[2]].last_accessed_at is None
+    store.touch([], at)

@@ -23,7 +23,7 @@ from cairn.errors import InvalidInput
 from cairn.models import EvidenceRecord, Hit, Memory, ProcedureHit, Provenance, RecallResult
 from cairn.ranking.feedback import memory_feedback_multiplier
 from cairn.ranking.recall import RecallQuery, Scored
-from cairn.sessions.models import Session
+from cairn.sessions.models import Episode, Session
 from cairn.sessions.procedures import rank_procedures
 from cairn.sessions.relations import associated
 
@@ -142,7 +142,11 @@ def evidence_records(
     ctx: Context, memories: Sequence[Memory], *, full: bool, limit: int
 ) -> tuple[list[EvidenceRecord], bool]:
     """The source records under the memories, shared out round-robin, at most `limit`."""
-    queues = [_sources(ctx, memory, full, limit + 1) for memory in memories]
+    # Round-robin takes from every queue before any queue's second record, so no memory can
+    # contribute more than this many of the first `limit + 1` records.
+    per_memory = -(-(limit + 1) // max(1, len(memories)))
+    episodes: dict[str, list[Episode]] = {}
+    queues = [_sources(ctx, memory, full, per_memory, episodes) for memory in memories]
     chosen: dict[str, EvidenceRecord] = {}
     supports: dict[str, list[str]] = {}
     depth = max((len(q) for q in queues), default=0)
@@ -158,7 +162,13 @@ def evidence_records(
     return records[:limit], len(records) > limit
 
 
-def _sources(ctx: Context, memory: Memory, full: bool, limit: int) -> list[EvidenceRecord]:
+def _sources(
+    ctx: Context,
+    memory: Memory,
+    full: bool,
+    limit: int,
+    episodes: dict[str, list[Episode]],
+) -> list[EvidenceRecord]:
     records: list[EvidenceRecord] = []
     for event in ctx.store.events_for_memory(memory.id, limit=limit):
         if event.kind not in SOURCE_EVENT_KINDS:
@@ -170,7 +180,9 @@ def _sources(ctx: Context, memory: Memory, full: bool, limit: int) -> list[Evide
             _record(f"evt_{event.id}", "event", event.at, occurred, event.id, memory.ref, text, cut)
         )
     if memory.session_id is not None:
-        for episode in ctx.store.episodes_for_sessions([memory.session_id]):
+        if memory.session_id not in episodes:  # memories of one session share its episode
+            episodes[memory.session_id] = list(ctx.store.episodes_for_sessions([memory.session_id]))
+        for episode in episodes[memory.session_id]:
             text = (
                 f"{episode.task}\noutcome: {episode.outcome}\n{episode.summary}" if full else None
             )

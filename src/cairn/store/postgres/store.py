@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime
 from typing import Any, TypeVar
 
 from cairn.embeddings.base import Vector
@@ -235,6 +236,16 @@ class PostgresStore(
         with self._db.transaction() as conn:
             conn.execute(
                 f"UPDATE memories SET {counter} = {counter} + %s WHERE id = %s", (by, memory_id)
+            )
+
+    def touch(self, memory_ids: Sequence[int], at: datetime) -> None:
+        if not memory_ids:
+            return
+        with self._db.transaction() as conn:
+            conn.execute(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = %s "
+                "WHERE id = ANY(%s::bigint[])",
+                (at, list(memory_ids)),
             )
 
     def filter_ids(self, filt: MemoryFilter, ids: Sequence[int]) -> set[int]:

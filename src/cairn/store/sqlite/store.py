@@ -7,6 +7,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -205,6 +206,15 @@ class SqliteStore(
             conn.execute(
                 f"UPDATE memories SET {counter} = {counter} + ? WHERE id = ?", (by, memory_id)
             )
+
+    def touch(self, memory_ids: Sequence[int], at: datetime) -> None:
+        with self._db.transaction() as conn:
+            for chunk in _chunks(memory_ids):
+                conn.execute(
+                    "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
+                    f"WHERE id IN ({_marks(chunk)})",
+                    (to_micros(at), *chunk),
+                )
 
     def filter_ids(self, filt: MemoryFilter, ids: Sequence[int]) -> set[int]:
         where, params = _filter_sql(filt)
