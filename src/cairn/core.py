@@ -35,7 +35,7 @@ from cairn.ranking.recall import RecallQuery, Scored, retrieve
 from cairn.remember import build_claim, embed_claims, remember_batch, store_claim, validate_type
 from cairn.retrieval_tools import RetrievalTools, check_kind, memory_budget, with_pages
 from cairn.scope import visible_scopes
-from cairn.sessions.enrich import check_evidence_mode, complete, reweigh
+from cairn.sessions.enrich import check_evidence_mode, complete
 from cairn.sessions.ledger import context_cue, recall_session, record_retrieval
 from cairn.sessions.models import Session
 from cairn.sessions.tools import SessionTools
@@ -225,7 +225,7 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         request = replace(request, limit=memory_budget(kind, request.limit, len(page_hits)))
         if moment is None:
             self._rest_idle(resolved)
-        ranked = reweigh(retrieve(self._ctx, request)) if request.limit else []
+        ranked = retrieve(self._ctx, request) if request.limit else []
         cited = self._citation_checker(resolved, cwd, [s.memory for s in ranked])
         hit = partial(_hit, explain=explain, citation=cited)
         done = complete(self._ctx, request, ranked, resolved, mode, hit, explain=explain)

@@ -44,7 +44,12 @@ def test_decay_rates_follow_durability() -> None:
 
 def test_a_fresh_default_memory_is_neutral() -> None:
     assert lifecycle_multiplier(memory(), NOW) == pytest.approx(1.0)
-    assert signal_parts(memory(), NOW) == {"lifecycle": 1.0, "acts": 1.0, "resting": 1.0}
+    assert signal_parts(memory(), NOW) == {
+        "lifecycle": 1.0,
+        "acts": 1.0,
+        "feedback": 1.0,
+        "resting": 1.0,
+    }
 
 
 def test_old_episodic_memories_fade_and_use_counteracts() -> None:

@@ -61,7 +61,7 @@ def rounds(mem: Cairn, effect_for: dict[str, str], times: int) -> None:
     if shown:
         mem.feedback(brief.session_id, brief.retrieval_id, shown)
     for _ in range(times):
-        found = mem.recall(QUERY, session_id=brief.session_id)
+        found = mem.recall(QUERY, session_id=brief.session_id, cut=False)
         items = [{"ref": ref, "used": True, "effect": effect} for ref, effect in effect_for.items()]
         mem.feedback(brief.session_id, found.retrieval_id, items)
     mem.commit(brief.session_id, outcome="success", summary="Tuned the pool.")
@@ -72,7 +72,8 @@ def test_helpful_feedback_lifts_and_harmful_lowers(mem: Cairn) -> None:
     before = mem.recall(QUERY, scope=SCOPE, explain=True)
     top, second = before.hits[0], before.hits[1]
     rounds(mem, {second.ref: "helped", top.ref: "harmed"}, times=1)
-    after = mem.recall(QUERY, scope=SCOPE, explain=True)
+    # cut=False: applied before the cut, harmful feedback may push a memory out of a cut recall
+    after = mem.recall(QUERY, scope=SCOPE, explain=True, cut=False)
     order = [h.ref for h in after.hits]
     assert order.index(second.ref) < order.index(top.ref), "helped rose above harmed"
     lifted = next(h for h in after.hits if h.ref == second.ref)
@@ -87,7 +88,7 @@ def test_feedback_stays_within_bounds(mem: Cairn) -> None:
     first = mem.recall(QUERY, scope=SCOPE, explain=True)
     up, down = first.hits[0].ref, first.hits[1].ref
     rounds(mem, {up: "helped", down: "harmed"}, times=12)
-    after = {h.ref: h for h in mem.recall(QUERY, scope=SCOPE, explain=True).hits}
+    after = {h.ref: h for h in mem.recall(QUERY, scope=SCOPE, explain=True, cut=False).hits}
     up_factor = after[up].explain["feedback"]  # type: ignore[index]
     down_factor = after[down].explain["feedback"]  # type: ignore[index]
     assert 1.7 < up_factor < MAX_MULTIPLIER

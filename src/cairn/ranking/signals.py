@@ -11,8 +11,9 @@ main signal:
 - acts ×0.5 … ×2 — confirmations (merges, other clients restating it) lift, contradictions
   (reverts, discards) lower: `2 ** ((confirmed - contradicted) / (confirmed + contradicted + 2))`,
   the same shape as the feedback multiplier, so one of each cancels. Acts and feedback together
-  stay within ×0.5 … ×2 (DESIGN §3): the feedback multiplier is applied after ranking
-  (`cairn.sessions.enrich`), so the acts part here is whatever keeps their product in bounds.
+  stay within ×0.5 … ×2 (DESIGN §3): the acts part is whatever keeps their product in bounds.
+- feedback ×0.5 … ×2 — `helped` lifts, `harmed` lowers (`cairn.ranking.feedback`), applied with
+  the other signals before the cut, so feedback can lift a memory back over the line.
 - resting ×0.5 — a resting memory, returned only when asked for, ranks below active ones.
 - recency ×1 … ×1.05 (`recency_lift`, applied by `recall.py`) — a newer near-tie comes first.
 """
@@ -98,5 +99,6 @@ def signal_parts(memory: Memory, now: datetime) -> dict[str, float]:
     return {
         "lifecycle": lifecycle_multiplier(memory, now),
         "acts": acts_part(memory),
+        "feedback": memory_feedback_multiplier(memory.evidence),
         "resting": resting_factor(memory),
     }

@@ -28,7 +28,7 @@ from cairn.ranking.recall import RecallQuery, Scored, retrieve
 from cairn.refusal import check_no_secrets
 from cairn.scope import visible_scopes
 from cairn.sessions.branch import branch_brief
-from cairn.sessions.enrich import provenance, reweigh
+from cairn.sessions.enrich import provenance
 from cairn.sessions.ledger import check_context, context_cue, new_session_id, record_retrieval
 from cairn.sessions.models import (
     BranchBrief,
@@ -100,8 +100,8 @@ def activate(
     scopes = visible_scopes(scope)
     sections, more = _sections(ctx, scopes)
     cues = context_cue(text, context)
-    ranked = reweigh(
-        retrieve(ctx, RecallQuery(text, MemoryFilter(scopes=scopes), RELEVANT_LIMIT + 1, also=cues))
+    ranked = retrieve(
+        ctx, RecallQuery(text, MemoryFilter(scopes=scopes), RELEVANT_LIMIT + 1, also=cues)
     )
     more = more or len(ranked) > RELEVANT_LIMIT
     hits = _hits(ctx, ranked[:RELEVANT_LIMIT], scope)

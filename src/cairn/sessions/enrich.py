@@ -21,7 +21,6 @@ from datetime import datetime
 from cairn.context import Context
 from cairn.errors import InvalidInput
 from cairn.models import EvidenceRecord, Hit, Memory, ProcedureHit, Provenance, RecallResult
-from cairn.ranking.feedback import memory_feedback_multiplier
 from cairn.ranking.recall import RecallQuery, Scored
 from cairn.sessions.models import Episode, Session
 from cairn.sessions.procedures import rank_procedures
@@ -71,16 +70,6 @@ def check_evidence_mode(value: object) -> str:
             "source records) or 'full' (adds their text, 1000 characters each)."
         )
     return str(value)
-
-
-def reweigh(ranked: Sequence[Scored]) -> list[Scored]:
-    """Scores times the feedback multiplier, re-sorted (the multiplier shows in `parts`)."""
-    out = []
-    for scored in ranked:
-        factor = memory_feedback_multiplier(scored.memory.evidence)
-        parts = {**scored.parts, "feedback": factor}
-        out.append(replace(scored, score=scored.score * factor, parts=parts))
-    return sorted(out, key=lambda s: (-round(s.score, 6), -s.memory.id))
 
 
 def complete(
