@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -91,29 +92,8 @@ def memory_from_row(row: Sequence[Any]) -> Memory:
 
 
 def new_memory_params(m: NewMemory) -> dict[str, Any]:
-    return {
-        "scope": m.scope,
-        "type": m.type,
-        "content": m.content,
-        "summary": m.summary,
-        "durability": m.durability,
-        "weight": float(m.weight),
-        "tags": list(m.tags),
-        "reason": m.reason,
-        "source_ref": m.source_ref,
-        "pinned": bool(m.pinned),
-        "branch": m.branch,
-        "session_id": m.session_id,
-        "source_event_id": m.source_event_id,
-        "diff_text": m.diff_text,
-        "diff_files": list(m.diff_files),
-        "error_trace": m.error_trace,
-        "integration": m.integration,
-        "content_hash": m.content_hash,
-        "written_at": as_utc(m.written_at),
-        "occurred_at": as_utc(m.occurred_at),
-        "replaces": m.replaces,
-    }
+    """The INSERT parameters of a new memory: each field encoded as its column stores it."""
+    return {f.name: encode_value(f.name, getattr(m, f.name)) for f in fields(NewMemory)}
 
 
 def full_memory_params(m: Memory) -> dict[str, Any]:

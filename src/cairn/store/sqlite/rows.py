@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any
 
 from cairn.models import Event, Memory, NewMemory
@@ -100,75 +101,18 @@ def memory_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Memory:
 
 
 def new_memory_params(m: NewMemory) -> dict[str, Any]:
-    return {
-        "scope": m.scope,
-        "type": m.type,
-        "content": m.content,
-        "summary": m.summary,
-        "durability": m.durability,
-        "weight": m.weight,
-        "tags": json.dumps(list(m.tags), ensure_ascii=False),
-        "reason": m.reason,
-        "source_ref": m.source_ref,
-        "pinned": int(m.pinned),
-        "branch": m.branch,
-        "session_id": m.session_id,
-        "source_event_id": m.source_event_id,
-        "diff_text": m.diff_text,
-        "diff_files": json.dumps(list(m.diff_files), ensure_ascii=False),
-        "error_trace": m.error_trace,
-        "integration": m.integration,
-        "content_hash": m.content_hash,
-        "written_at": to_micros(m.written_at),
-        "occurred_at": to_micros(m.occurred_at),
-        "replaces": m.replaces,
-    }
+    """The INSERT parameters of a new memory: each field encoded as its column stores it."""
+    return {f.name: encode_value(f.name, getattr(m, f.name)) for f in fields(NewMemory)}
 
 
 def full_memory_params(m: Memory) -> dict[str, Any]:
-    params = new_memory_params(
-        NewMemory(
-            scope=m.scope,
-            type=m.type,
-            content=m.content,
-            summary=m.summary,
-            durability=m.durability,
-            weight=m.weight,
-            tags=m.tags,
-            reason=m.reason,
-            source_ref=m.source_ref,
-            pinned=m.pinned,
-            branch=m.branch,
-            session_id=m.session_id,
-            source_event_id=m.source_event_id,
-            diff_text=m.diff_text,
-            diff_files=m.diff_files,
-            error_trace=m.error_trace,
-            integration=m.integration,
-            content_hash=m.content_hash,
-            written_at=m.written_at,
-            occurred_at=m.occurred_at,
-            replaces=m.replaces,
-        )
-    )
-    params.update(
-        id=m.id,
-        until=encode_value("until", m.until),
-        replaced_by=m.replaced_by,
-        status=m.status,
-        confirmed=m.confirmed,
-        cited=m.cited,
-        contradicted=m.contradicted,
-        evidence=encode_value("evidence", m.evidence),
-        last_cited_at=encode_value("last_cited_at", m.last_cited_at),
-        access_count=m.access_count,
-        last_accessed_at=encode_value("last_accessed_at", m.last_accessed_at),
-    )
-    return params
+    """Every column of a stored memory, id included (whole-store copy)."""
+    names = [name.strip() for name in MEMORY_COLUMNS.split(",")]
+    return {name: encode_value(name, getattr(m, name)) for name in names}
 
 
 def encode_value(column: str, value: Any) -> Any:
-    """Encode one updatable column's value the way the schema stores it."""
+    """Encode one column's value the way the schema stores it."""
     if value is None:
         return None
     if column in _TIME_FIELDS:
