@@ -67,7 +67,7 @@ class RetrievalTools(CodeTools):
             )
         resolved = self.scope_for(scope, cwd)
         embedder = self._ctx.embedder
-        vector = embedder.embed_many([text.strip()])[0]
+        vector = self._ctx.embed_query(text.strip())
         filt = MemoryFilter(scopes=visible_scopes(resolved))
         nearest = self._ctx.store.nearest(filt, embedder.identity, vector, count)
         memories = {m.id: m for m in self._ctx.store.get_memories([i for i, _ in nearest])}

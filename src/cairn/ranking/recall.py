@@ -137,7 +137,7 @@ def retrieve(ctx: Context, query: RecallQuery) -> list[Scored]:
 def candidates(ctx: Context, text: str, filt: MemoryFilter, now: datetime) -> Phrasing:
     """Lexical and dense candidates of one phrasing, fused, with the date lift."""
     lexical = _lexical(ctx, filt, query_terms(text))
-    vector = ctx.embedder.embed_many([text])[0]
+    vector = ctx.embed_query(text)
     window = ctx.store.window_similarities(
         filt, ctx.embedder.identity, vector, DENSE_POOL, list(lexical.scores)
     )

@@ -193,7 +193,7 @@ def rank_procedures(
     by_id = {p.id: p for p in procedures}
     index = LexicalIndex([_doc(p) for p in procedures], field_weights=_FIELD_WEIGHTS)
     vectors = ctx.store.get_procedure_vectors(list(by_id), ctx.embedder.identity)
-    queries = ctx.embedder.embed_many(list(phrasings))
+    queries = [ctx.embed_query(text) for text in phrasings]
     best: dict[int, tuple[float, dict[str, float]]] = {}
     for text, query in zip(phrasings, queries, strict=True):
         for proc_id, (score, parts) in _score(index, vectors, text, query).items():
