@@ -4,12 +4,18 @@ The embedder is built on first use, so commands that never embed (`show`, `expor
 never pay for loading a model. Query texts are embedded through `embed_query`, which keeps the
 last few vectors: one recall embeds its phrasings for memories and again for procedures, and
 agents repeat questions; embeddings are deterministic, so a cached vector is the same vector.
+
+`start_query_embedding` embeds on a worker thread: a recall reads its keyword candidates while
+the model runs. Both wait outside the GIL (onnxruntime and SQLite release it), so the query
+embedding (about a third of a recall) mostly disappears behind the lexical search.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from cairn.config import Settings
@@ -18,6 +24,24 @@ from cairn.store.base import Store
 from cairn.timeutil import Clock
 
 QUERY_CACHE_SIZE = 256
+
+
+@dataclass(frozen=True)
+class PendingVector:
+    """A query vector being computed (or already known); `result()` waits for it."""
+
+    text: str
+    _done: Vector | None
+    _future: Future[Vector] | None
+    _remember: Callable[[str, Vector], None]
+
+    def result(self) -> Vector:
+        if self._done is not None:
+            return self._done
+        assert self._future is not None
+        vector = self._future.result()  # re-raises the embedder's error, e.g. a missing model
+        self._remember(self.text, vector)
+        return vector
 
 
 @dataclass
@@ -30,22 +54,53 @@ class Context:
     integration_version: str | None = None
     _embedder: Embedder | None = field(default=None, init=False)
     _queries: OrderedDict[str, Vector] = field(default_factory=OrderedDict, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _worker: ThreadPoolExecutor | None = field(default=None, init=False)
 
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            self._embedder = self.embedder_factory()
-        return self._embedder
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = self.embedder_factory()
+            return self._embedder
 
     def embed_query(self, text: str) -> Vector:
         """The vector of a query text, from a small most-recently-used cache when it is there."""
-        vector = self._queries.get(text)
-        if vector is None:
-            vector = self.embedder.embed_many([text])[0]
-            vector.setflags(write=False)  # shared between callers: nobody may change it
+        return self.start_query_embedding(text).result()
+
+    def start_query_embedding(self, text: str) -> PendingVector:
+        """Begin embedding a query text on the worker thread, unless its vector is cached."""
+        cached = self._cached(text)
+        if cached is not None:
+            return PendingVector(text, cached, None, self._remember)
+        embedder = self.embedder
+        future = self._executor().submit(lambda: embedder.embed_many([text])[0])
+        return PendingVector(text, None, future, self._remember)
+
+    def close(self) -> None:
+        """Stop the embedding worker; a later query starts a new one."""
+        with self._lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown(wait=True)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(1, thread_name_prefix="cairn-embed")
+            return self._worker
+
+    def _cached(self, text: str) -> Vector | None:
+        with self._lock:
+            vector = self._queries.get(text)
+            if vector is not None:
+                self._queries.move_to_end(text)
+            return vector
+
+    def _remember(self, text: str, vector: Vector) -> None:
+        vector.setflags(write=False)  # shared between callers: nobody may change it
+        with self._lock:
             self._queries[text] = vector
+            self._queries.move_to_end(text)
             if len(self._queries) > QUERY_CACHE_SIZE:
                 self._queries.popitem(last=False)
-        else:
-            self._queries.move_to_end(text)
-        return vector

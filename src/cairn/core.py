@@ -105,6 +105,7 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         )
 
     def close(self) -> None:
+        self._ctx.close()
         self.store.close()
 
     def __enter__(self) -> Cairn:

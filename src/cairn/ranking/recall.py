@@ -136,8 +136,9 @@ def retrieve(ctx: Context, query: RecallQuery) -> list[Scored]:
 
 def candidates(ctx: Context, text: str, filt: MemoryFilter, now: datetime) -> Phrasing:
     """Lexical and dense candidates of one phrasing, fused, with the date lift."""
+    pending = ctx.start_query_embedding(text)  # the model runs while the keywords are read
     lexical = _lexical(ctx, filt, query_terms(text))
-    vector = ctx.embed_query(text)
+    vector = pending.result()
     window = ctx.store.window_similarities(
         filt, ctx.embedder.identity, vector, DENSE_POOL, list(lexical.scores)
     )
