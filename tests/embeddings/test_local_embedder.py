@@ -116,6 +116,15 @@ def test_a_text_embeds_the_same_alone_and_next_to_long_texts(int8: MiniLMInt8) -
         assert float(int8.embed_many([text])[0] @ row) > 0.999
 
 
+def test_texts_embedded_side_by_side_match_one_at_a_time(int8: MiniLMInt8, cache_dir: Path) -> None:
+    texts = sample_sentences(24)
+    one_by_one = MiniLMInt8(cache_dir, parallel=1).embed_many(texts)
+    side_by_side = MiniLMInt8(cache_dir, parallel=4).embed_many(texts)
+    # Same rows in the same order: each run is single-threaded, so the vectors are identical.
+    assert np.array_equal(one_by_one, side_by_side)
+    assert np.array_equal(int8.embed_many(texts[5:6])[0], side_by_side[5])
+
+
 def test_texts_are_cut_at_256_tokens_not_at_the_tokenizers_128(int8: MiniLMInt8) -> None:
     words = " ".join(f"topic{i % 7} note" for i in range(60))  # 182 tokens
     shorter = int8.embed_many([words + " apple pie", words + " disk failure"])
