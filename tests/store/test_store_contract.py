@@ -207,15 +207,20 @@ def test_iter_memories_returns_all_in_id_order(store: Store) -> None:
 # events -------------------------------------------------------------------------------------
 def test_events_round_trip_and_list_per_memory_newest_first(store: Store) -> None:
     ids = [store.add_event(new_event(memory_id=5, at=at(i))) for i in range(4)]
-    store.add_event(new_event(memory_id=6))
+    other = store.add_event(new_event(memory_id=6))
     got = store.get_events([ids[1], 424242, ids[0]])
     assert [e.id for e in got] == [ids[1], ids[0]]
     assert got[0] == Event(
         id=ids[1], kind="remember", scope=SCOPE, session_id="s1", at=at(1),
         integration="python", memory_id=5, payload=new_event().payload,
     )  # fmt: skip
-    assert [e.id for e in store.events_for_memory(5, limit=3)] == ids[::-1][:3]
-    assert store.events_for_memory(77, limit=3) == []
+    later = store.add_event(new_event(memory_id=6))
+    found = store.events_for_memories([5, 77, 6], limit=3)
+    assert {k: [e.id for e in v] for k, v in found.items()} == {
+        5: ids[::-1][:3],
+        6: [later, other],
+    }
+    assert store.events_for_memories([], limit=3) == {}
 
 
 def test_redact_events_keeps_purge_records(store: Store) -> None:

@@ -20,7 +20,15 @@ from datetime import datetime
 
 from cairn.context import Context
 from cairn.errors import InvalidInput
-from cairn.models import EvidenceRecord, Hit, Memory, ProcedureHit, Provenance, RecallResult
+from cairn.models import (
+    Event,
+    EvidenceRecord,
+    Hit,
+    Memory,
+    ProcedureHit,
+    Provenance,
+    RecallResult,
+)
 from cairn.ranking.recall import RecallQuery, Scored
 from cairn.sessions.models import Episode, Session
 from cairn.sessions.procedures import rank_procedures
@@ -134,8 +142,15 @@ def evidence_records(
     # Round-robin takes from every queue before any queue's second record, so no memory can
     # contribute more than this many of the first `limit + 1` records.
     per_memory = -(-(limit + 1) // max(1, len(memories)))
+    events = ctx.store.events_for_memories([m.id for m in memories], limit=per_memory)
+    sessions = list(dict.fromkeys(m.session_id for m in memories if m.session_id is not None))
     episodes: dict[str, list[Episode]] = {}
-    queues = [_sources(ctx, memory, full, per_memory, episodes) for memory in memories]
+    for episode in ctx.store.episodes_for_sessions(sessions):
+        episodes.setdefault(episode.session_id, []).append(episode)
+    queues = [
+        _sources(memory, events.get(memory.id, []), episodes.get(memory.session_id or "", []), full)
+        for memory in memories
+    ]
     chosen: dict[str, EvidenceRecord] = {}
     supports: dict[str, list[str]] = {}
     depth = max((len(q) for q in queues), default=0)
@@ -152,14 +167,10 @@ def evidence_records(
 
 
 def _sources(
-    ctx: Context,
-    memory: Memory,
-    full: bool,
-    limit: int,
-    episodes: dict[str, list[Episode]],
+    memory: Memory, events: Sequence[Event], episodes: Sequence[Episode], full: bool
 ) -> list[EvidenceRecord]:
     records: list[EvidenceRecord] = []
-    for event in ctx.store.events_for_memory(memory.id, limit=limit):
+    for event in events:
         if event.kind not in SOURCE_EVENT_KINDS:
             continue
         occurred = memory.occurred_at if event.id == memory.source_event_id else event.at
@@ -168,25 +179,20 @@ def _sources(
         records.append(
             _record(f"evt_{event.id}", "event", event.at, occurred, event.id, memory.ref, text, cut)
         )
-    if memory.session_id is not None:
-        if memory.session_id not in episodes:  # memories of one session share its episode
-            episodes[memory.session_id] = list(ctx.store.episodes_for_sessions([memory.session_id]))
-        for episode in episodes[memory.session_id]:
-            text = (
-                f"{episode.task}\noutcome: {episode.outcome}\n{episode.summary}" if full else None
+    for episode in episodes:
+        text = f"{episode.task}\noutcome: {episode.outcome}\n{episode.summary}" if full else None
+        records.append(
+            _record(
+                episode.ref,
+                "episode",
+                episode.ended_at,
+                episode.started_at,
+                episode.id,
+                memory.ref,
+                text,
+                False,
             )
-            records.append(
-                _record(
-                    episode.ref,
-                    "episode",
-                    episode.ended_at,
-                    episode.started_at,
-                    episode.id,
-                    memory.ref,
-                    text,
-                    False,
-                )
-            )
+        )
     return records
 
 

@@ -156,14 +156,22 @@ class PostgresStore(
         found = {row[0]: event_from_row(row) for row in rows}
         return [found[i] for i in ids if i in found]
 
-    def events_for_memory(self, memory_id: int, *, limit: int) -> list[Event]:
+    def events_for_memories(
+        self, memory_ids: Sequence[int], *, limit: int
+    ) -> dict[int, list[Event]]:
+        if not memory_ids:
+            return {}
         with self._db.connection() as conn:
             rows = conn.execute(
-                f"SELECT {EVENT_COLUMNS} FROM events WHERE memory_id = %s"
-                " ORDER BY id DESC LIMIT %s",
-                (memory_id, limit),
+                f"SELECT {EVENT_COLUMNS} FROM (SELECT {EVENT_COLUMNS}, row_number() OVER "
+                "(PARTITION BY memory_id ORDER BY id DESC) AS n FROM events "
+                "WHERE memory_id = ANY(%s)) AS e WHERE n <= %s ORDER BY memory_id, id DESC",
+                (list(memory_ids), limit),
             ).fetchall()
-        return [event_from_row(row) for row in rows]
+        found: dict[int, list[Event]] = {}
+        for row in rows:
+            found.setdefault(row[6], []).append(event_from_row(row))
+        return found
 
     def redact_events(self, memory_id: int, *, note: str) -> int:
         with self._db.transaction() as conn:

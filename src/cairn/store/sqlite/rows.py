@@ -29,6 +29,15 @@ def _opt_time(value: int | None) -> Any:
     return None if value is None else from_micros(value)
 
 
+def _json_list(text: str) -> tuple[Any, ...]:
+    # Most memories have no tags or diff files; a recall reads dozens of rows, so skip the parse.
+    return () if text == "[]" else tuple(json.loads(text))
+
+
+def _json_dict(text: str) -> dict[str, Any]:
+    return {} if text == "{}" else dict(json.loads(text))
+
+
 def memory_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Memory:
     (
         mid,
@@ -72,7 +81,7 @@ def memory_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Memory:
         summary=summary,
         durability=durability,
         weight=weight,
-        tags=tuple(json.loads(tags)),
+        tags=_json_list(tags),
         reason=reason,
         source_ref=source_ref,
         pinned=bool(pinned),
@@ -80,7 +89,7 @@ def memory_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Memory:
         session_id=session_id,
         source_event_id=source_event_id,
         diff_text=diff_text,
-        diff_files=tuple(json.loads(diff_files)),
+        diff_files=_json_list(diff_files),
         error_trace=error_trace,
         integration=integration,
         content_hash=content_hash,
@@ -93,7 +102,7 @@ def memory_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Memory:
         confirmed=confirmed,
         cited=cited,
         contradicted=contradicted,
-        evidence=json.loads(evidence),
+        evidence=_json_dict(evidence),
         last_cited_at=_opt_time(last_cited_at),
         access_count=access_count,
         last_accessed_at=_opt_time(last_accessed_at),

@@ -122,12 +122,21 @@ class SqliteStore(
             found.update((row[0], event_from_row(row)) for row in rows)
         return [found[i] for i in ids if i in found]
 
-    def events_for_memory(self, memory_id: int, *, limit: int) -> list[Event]:
-        rows = self._db.get().execute(
-            f"SELECT {EVENT_COLUMNS} FROM events WHERE memory_id = ? ORDER BY id DESC LIMIT ?",
-            (memory_id, limit),
-        )
-        return [event_from_row(row) for row in rows]
+    def events_for_memories(
+        self, memory_ids: Sequence[int], *, limit: int
+    ) -> dict[int, list[Event]]:
+        found: dict[int, list[Event]] = {}
+        for chunk in _chunks(memory_ids):
+            rows = self._db.get().execute(
+                f"SELECT {EVENT_COLUMNS} FROM (SELECT {EVENT_COLUMNS}, row_number() OVER "
+                "(PARTITION BY memory_id ORDER BY id DESC) AS n FROM events "
+                f"WHERE memory_id IN ({_marks(chunk)})) WHERE n <= ? ORDER BY memory_id, id DESC",
+                (*chunk, limit),
+            )
+            for row in rows:
+                event = event_from_row(row)
+                found.setdefault(row[6], []).append(event)
+        return found
 
     def redact_events(self, memory_id: int, *, note: str) -> int:
         with self._db.transaction() as conn:
