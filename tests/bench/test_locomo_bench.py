@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from cairn.adapters.cli import main
+from cairn.bench import locomo
 from cairn.bench.locomo import (
     bench_locomo,
     evidence_ids,
@@ -124,6 +125,23 @@ def test_the_bench_runs_through_the_product(data: Path, tmp_path: Path, mode: st
     assert result["recall_ms"]["median"] > 0
     assert result["ingest_memories_per_second"] > 0
     assert "| cairn | all |" in render(result)
+
+
+def test_the_embedder_comes_from_the_callers_home_so_its_model_cache_is_reused(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The store lives in a temporary home; a model built from that home would export the
+    # local model again on every run (seconds, and the time would count as ingest).
+    homes: list[Path] = []
+
+    def make(settings: Settings) -> HashingEmbedder:
+        homes.append(settings.home)
+        return HashingEmbedder()
+
+    monkeypatch.setattr(locomo, "make_embedder", make)
+    home = tmp_path / "home"
+    bench_locomo(data, settings=Settings(home=home, embedder="hashing"), max_questions=1, absent=())
+    assert homes == [home]
 
 
 def test_the_ice_cream_question_finds_its_turn_first(data: Path, tmp_path: Path) -> None:

@@ -44,6 +44,7 @@ from typing import Any
 
 from cairn.config import Settings
 from cairn.core import Cairn
+from cairn.embeddings import make_embedder
 from cairn.embeddings.base import Embedder
 from cairn.errors import InvalidInput
 from cairn.exchange import require_empty
@@ -312,8 +313,12 @@ def bench_locomo(
         raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)}.")
     convs = load_conversations(Path(data), conversations)
     tally = _Tally()
+    base = settings or Settings.from_env()
+    # The embedder comes from the real home, so its model cache is the user's (a temporary home
+    # would export the model again on every run), and is warmed before ingest is timed.
+    embedder = embedder or make_embedder(base)
+    embedder.embed_many(["warm up"])
     with tempfile.TemporaryDirectory(prefix="cairn-locomo-") as tmp:
-        base = settings or Settings.from_env()
         local = base.with_overrides(home=Path(tmp))
         location = store or Path(tmp) / "bench.db"
         with Cairn.open(location, settings=local, embedder=embedder) as mem:
