@@ -21,6 +21,7 @@ from cairn.store.base import MemoryFilter
 from cairn.store.migrations import load_migrations
 from cairn.store.postgres import PoolOptions, PostgresStore
 from cairn.store.postgres import vectors as pg_vectors
+from cairn.store.postgres.connection import ANALYZE_MIN_ROWS
 from cairn.store.postgres.lexical import MAX_LEXEME_BYTES, tsvector_literal
 from cairn.store.postgres.options import redact, split_url
 from storekit import IDENTITY, SCOPE, doc, new_memory, unit
@@ -297,3 +298,31 @@ def test_cairn_runs_on_postgres_end_to_end(postgres_database_url: str, tmp_path:
         assert again.memory_id == first.memory_id and again.disposition == "matched"
         result = mem.recall("how do deploys work")
         assert result.refs[:1] == [first.memory_id]
+
+
+@needs_pg
+def test_a_grown_store_analyses_its_tables_without_waiting_for_autovacuum(
+    pg: PostgresStore, postgres_database_url: str
+) -> None:
+    with _raw(postgres_database_url) as conn:
+        conn.execute("ALTER TABLE memories SET (autovacuum_enabled = off)")  # no race with it
+
+    def planned_rows() -> float:
+        with _raw(postgres_database_url) as conn:
+            row = conn.execute(
+                "SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass"
+            ).fetchone()
+        assert row is not None
+        return float(row[0])
+
+    def add(count: int, start: int) -> None:
+        with pg.transaction():
+            for n in range(start, start + count):
+                pg.add_memory(new_memory(content=f"fact number {n}"))
+
+    add(ANALYZE_MIN_ROWS - 1, 0)
+    assert planned_rows() <= 0  # never analysed: the planner would guess
+    add(11, ANALYZE_MIN_ROWS)
+    assert planned_rows() == ANALYZE_MIN_ROWS + 10  # analysed right after the commit
+    add(5, 2 * ANALYZE_MIN_ROWS)
+    assert planned_rows() == ANALYZE_MIN_ROWS + 10  # a few more rows do not analyse again

@@ -50,6 +50,11 @@ Conn = psycopg.Connection[tuple[Any, ...]]
 # One key per database for "a cairn writer is inside a transaction" (64-bit, from a fixed name).
 WRITE_LOCK_KEY = int.from_bytes(hashlib.sha256(b"cairn:write").digest()[:8], "big", signed=True)
 _CONNECT_TIMEOUT_S = 10
+# Planner statistics: analyse the recall tables once this process has added this many memories,
+# or this share of the table, whichever is more (autovacuum's own rule, without its delay).
+ANALYZE_MIN_ROWS = 200
+ANALYZE_GROWTH = 0.1
+_ANALYZED_TABLES = "memories, memory_tags, vectors, windows, lexical, events"
 _MIN_PGVECTOR = (0, 5)  # HNSW
 _ITERATIVE_PGVECTOR = (0, 8)  # hnsw.iterative_scan
 
@@ -69,6 +74,8 @@ class Database:
         with self._translate():
             self.pgvector = migrate(self._connect_once(), self._begin, display)
         self._session_sql = _session_settings(self.pgvector, options.hnsw_ef_search)
+        self._growth_lock = threading.Lock()
+        self._grown = 0  # memories added by this process since its last ANALYZE
         self._pool: ConnectionPool[Conn] = ConnectionPool(
             conninfo,
             min_size=options.pool_min_size,
@@ -79,6 +86,11 @@ class Database:
             name=f"cairn {display}",
             open=True,
         )
+        with self._translate(), self._pool.connection() as conn:
+            row = conn.execute(
+                "SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'memories'::regclass"
+            ).fetchone()
+        self._analyzed_rows = float(row[0]) if row else 0.0
 
     @property
     def iterative_scan(self) -> bool:
@@ -135,6 +147,27 @@ class Database:
                 raise
             finally:
                 local.conn, local.depth = None, 0
+            if self._due_for_analyze():
+                conn.execute(f"ANALYZE {_ANALYZED_TABLES}")
+
+    # planner statistics ----------------------------------------------------------------------
+    def note_growth(self, rows: int) -> None:
+        """Count memories this process added; a commit after many of them analyses the tables.
+
+        Autovacuum refreshes planner statistics up to a minute (its naptime) after a table
+        grows. Until then a store that was empty plans recalls for an empty table: measured on
+        680 memories, the window-vector scan took 64 ms on a nested loop, 3.8 ms after ANALYZE.
+        """
+        with self._growth_lock:
+            self._grown += rows
+
+    def _due_for_analyze(self) -> bool:
+        with self._growth_lock:
+            if self._grown < max(ANALYZE_MIN_ROWS, ANALYZE_GROWTH * self._analyzed_rows):
+                return False
+            self._analyzed_rows += self._grown
+            self._grown = 0
+            return True
 
     @property
     def in_transaction(self) -> bool:

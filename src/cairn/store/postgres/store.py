@@ -202,6 +202,7 @@ class PostgresStore(
             memory_id = int(row[0]) if row else 0
             if memory.tags:
                 conn.execute(_WRITE_TAGS, {"id": memory_id, "tags": list(memory.tags)})
+        self._db.note_growth(1)
         return memory_id
 
     def get_memories(self, ids: Sequence[int]) -> list[Memory]:
