@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any
 
@@ -38,74 +38,28 @@ def _json_dict(text: str) -> dict[str, Any]:
     return {} if text == "{}" else dict(json.loads(text))
 
 
+# Column names are the `Memory` field names; `encode_value` is the inverse of this table.
+_MEMORY_FIELDS = tuple(name.strip() for name in MEMORY_COLUMNS.split(","))
+_DECODE: dict[str, Callable[[Any], Any]] = {
+    "tags": _json_list,
+    "diff_files": _json_list,
+    "evidence": _json_dict,
+    "pinned": bool,
+    "written_at": from_micros,
+    "occurred_at": from_micros,
+    "until": _opt_time,
+    "last_cited_at": _opt_time,
+    "last_accessed_at": _opt_time,
+}
+
+
 def memory_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Memory:
-    (
-        mid,
-        scope,
-        mtype,
-        content,
-        summary,
-        durability,
-        weight,
-        tags,
-        reason,
-        source_ref,
-        pinned,
-        branch,
-        session_id,
-        source_event_id,
-        diff_text,
-        diff_files,
-        error_trace,
-        integration,
-        content_hash,
-        written_at,
-        occurred_at,
-        until,
-        replaces,
-        replaced_by,
-        status,
-        confirmed,
-        cited,
-        contradicted,
-        evidence,
-        last_cited_at,
-        access_count,
-        last_accessed_at,
-    ) = row
+    """A memory from a row of `MEMORY_COLUMNS`, each column decoded the way it is stored."""
     return Memory(
-        id=mid,
-        scope=scope,
-        type=mtype,
-        content=content,
-        summary=summary,
-        durability=durability,
-        weight=weight,
-        tags=_json_list(tags),
-        reason=reason,
-        source_ref=source_ref,
-        pinned=bool(pinned),
-        branch=branch,
-        session_id=session_id,
-        source_event_id=source_event_id,
-        diff_text=diff_text,
-        diff_files=_json_list(diff_files),
-        error_trace=error_trace,
-        integration=integration,
-        content_hash=content_hash,
-        written_at=from_micros(written_at),
-        occurred_at=from_micros(occurred_at),
-        until=_opt_time(until),
-        replaces=replaces,
-        replaced_by=replaced_by,
-        status=status,
-        confirmed=confirmed,
-        cited=cited,
-        contradicted=contradicted,
-        evidence=_json_dict(evidence),
-        last_cited_at=_opt_time(last_cited_at),
-        access_count=access_count,
-        last_accessed_at=_opt_time(last_accessed_at),
+        **{
+            name: _DECODE[name](value) if name in _DECODE else value
+            for name, value in zip(_MEMORY_FIELDS, row, strict=True)
+        }
     )
 
 
