@@ -69,6 +69,34 @@ def test_whole_file_citation(repo: Repo, mem_in: Factory) -> None:
     assert status(mem, ref) == ("changed", None)
 
 
+@pytest.mark.parametrize("source_ref", ["src", "src/", "./src/"])
+def test_directory_citation_follows_its_entries(
+    repo: Repo, mem_in: Factory, source_ref: str
+) -> None:
+    mem = mem_in(repo.path)
+    ref = mem.remember("The app code lives in src", type="fact", source_ref=source_ref).memory_id
+    assert status(mem, ref) == ("same", None)
+    repo.write("src/app.py", "changed contents\n")  # contents are not the directory's business
+    (repo.path / "src" / "__pycache__").mkdir()  # nor are the caches tools leave behind
+    (repo.path / "src" / ".cache").write_text("x")
+    assert status(mem, ref) == ("same", None)
+    repo.write("src/billing.py", "rate = 3\n")
+    assert status(mem, ref) == ("changed", None)
+    for child in sorted((repo.path / "src").rglob("*"), reverse=True):
+        child.rmdir() if child.is_dir() else child.unlink()
+    (repo.path / "src").rmdir()
+    assert status(mem, ref) == ("gone", None)
+
+
+def test_a_glob_citation_is_kept_as_written_and_unchecked(repo: Repo, mem_in: Factory) -> None:
+    mem = mem_in(repo.path)
+    ref = mem.remember(
+        "Every module under src is typed", type="constraint", source_ref="src/**/*.py"
+    ).memory_id
+    record = mem.get_memory([ref]).records[0]
+    assert (record.memory.source_ref, record.citation) == ("src/**/*.py", "unchecked")
+
+
 def test_commit_citation_same_until_the_commit_is_gone(repo: Repo, mem_in: Factory) -> None:
     repo.git("checkout", "-q", "-b", "spike")
     repo.write("spike.txt", "try\n")
@@ -103,7 +131,9 @@ def test_unchecked_without_anything_to_compare(repo: Repo, mem_in: Factory, tmp_
     [
         ("/etc/hosts", "absolute"),
         ("../secret.py", "climbs out"),
-        ("src/missing.py", "not a file in the repository"),
+        ("src/missing.py", "not a file or directory in the repository"),
+        ("src/missing/", "not a directory in the repository"),
+        ("src/app.py/", "not a directory in the repository"),
         ("src/app.py:10-400", "has 16 lines"),
         ("src/app.py::Billing.nothing", "no function, class or method"),
         ("commit:deadbeef", "names no commit"),

@@ -22,6 +22,10 @@ from cairn.errors import InvalidInput
         ("web/ui.ts::render", "symbol", "web/ui.ts", None, None, "render"),
         ("./src//lib/../app.py", "file", "src/app.py", None, None, None),
         ("src\\win\\path.py:1-2", "lines", "src/win/path.py", 1, 2, None),
+        ("src/billing/", "directory", "src/billing", None, None, None),
+        ("src\\billing\\", "directory", "src/billing", None, None, None),
+        # A glob reads as a path here; the checkout decides at write (see test_citations).
+        ("src/**/*.py", "file", "src/**/*.py", None, None, None),
     ],
 )
 def test_path_forms(

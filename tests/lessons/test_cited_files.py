@@ -162,3 +162,26 @@ def test_directory_and_glob_source_refs(
                            cwd=repo.path)  # fmt: skip
     assert [x.ref for x in inside.lessons] == [folder]
     assert inside.lessons[0].why == "cites src/billing/, which holds src/billing/rates.py"
+
+
+def test_directory_and_glob_citations_written_in_the_checkout(
+    repo: Repo, writer: Cairn, agent: Cairn
+) -> None:
+    repo.write("src/billing/rates.py", "RATE = 1\n")
+    folder = writer.remember("The billing package is frozen until the audit ends",
+                             type="decision", source_ref="src/billing/",
+                             cwd=repo.path).memory_id  # fmt: skip
+    globbed = writer.remember("Migrations are append-only", type="constraint",
+                              source_ref="migrations/*.sql", cwd=repo.path).memory_id  # fmt: skip
+    assert [r.citation for r in writer.get_memory([folder, globbed], cwd=repo.path).records] == [
+        "same",
+        "unchecked",
+    ]
+    inside = agent.lessons("Edit", {"file_path": repo.file("src/billing/rates.py"),
+                                    "old_string": "RATE = 1", "new_string": "RATE = 2"},
+                           cwd=repo.path)  # fmt: skip
+    assert [x.ref for x in inside.lessons] == [folder]
+    assert inside.lessons[0].why == "cites src/billing/, which holds src/billing/rates.py"
+    new = agent.lessons("Write", {"file_path": repo.file("migrations/0002_add.sql"),
+                                  "content": "x"}, cwd=repo.path)  # fmt: skip
+    assert [x.ref for x in new.lessons] == [globbed]

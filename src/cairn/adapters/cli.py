@@ -102,7 +102,10 @@ def main(ctx: click.Context, store: str | None) -> None:
 @cwd_option
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--reason", help="Why this is worth remembering.")
-@click.option("--source-ref", help="What it is about: path, path:10-24, commit:<sha> or a URL.")
+@click.option(
+    "--source-ref",
+    help="What it is about: path, dir/, glob, path:10-24, path::Symbol, commit:<sha> or a URL.",
+)
 @click.option("--summary", help="One-line summary (default: the first 200 characters).")
 @click.option("--weight", type=float, help="Initial importance from 0 to 1 (default 0.5).")
 @click.option("--durability", type=click.Choice(["episodic", "semantic", "permanent"]))

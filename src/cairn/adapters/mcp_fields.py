@@ -28,7 +28,10 @@ _CLAIM_FIELDS: dict[str, Any] = {
     "reason": {"type": "string", "description": "Why this is worth remembering."},
     "source_ref": {
         "type": "string",
-        "description": "What it is about: path, path:10-24, path::Symbol, commit:<sha> or URL.",
+        "description": (
+            "What it is about: path, dir/, glob (src/**/*.py), path:10-24, path::Symbol, "
+            "commit:<sha> or URL."
+        ),
     },
     "summary": {"type": "string", "description": "One line; the first 200 characters if omitted."},
     "weight": {"type": "number", "description": "Initial importance 0 to 1 (default 0.5)."},

@@ -14,9 +14,13 @@ memory was written from, and the cited text is searched for again:
   the context hashes, then by closeness to the old position;
 - a symbol is found again by name (`cairn.code.symbols`) and is `same` when its body hashes the
   same, wherever it moved to;
+- a directory is `same` while its entries (names, not contents) are the ones it had;
 - a commit is `same` when the repository still has it;
-- anything else is `changed`; a missing file, symbol or commit is `gone`; a URL, or a memory
-  written where no checkout was known, is `unchecked`.
+- anything else is `changed`; a missing file, directory, symbol or commit is `gone`; a URL, a
+  glob, or a memory written where no checkout was known, is `unchecked`.
+
+A path that is neither a file nor a directory of the checkout is refused at write, unless it is
+a glob (`src/**/*.py`), which is kept as written for lessons to match calls against.
 
 Checking is cached twice, so a recall of 25 hits stays fast: file contents by (path, size,
 mtime, inode), and verdicts by (citation, content hash) — an unchanged file is never re-parsed.
@@ -25,6 +29,7 @@ mtime, inode), and verdicts by (citation, content hash) — an unchanged file is
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 import time
@@ -37,7 +42,14 @@ from typing import Generic, TypeVar
 
 from cairn.code import git
 from cairn.code.records import UNCHECKED, CitationCheck, CitationRow
-from cairn.code.sourceref import SourceRef, escapes_root, inside_root, parse_source_ref
+from cairn.code.sourceref import (
+    SourceRef,
+    directory_inside_root,
+    escapes_root,
+    inside_root,
+    is_glob,
+    parse_source_ref,
+)
 from cairn.code.symbols import Extent, find_symbol
 from cairn.context import Context
 from cairn.errors import CairnError, InvalidInput
@@ -166,9 +178,9 @@ def prepare_citation(source_ref: str, root: Path | None) -> PreparedCitation:
     if ref.kind == "commit":
         return _prepare_commit(ref, root)
     assert ref.path is not None
-    target = inside_root(root, ref.path)
+    target = inside_root(root, ref.path) if ref.kind != "directory" else None
     if target is None:
-        raise InvalidInput(_missing_message(ref, root))
+        return _prepare_path_pattern(ref, root)
     loaded = read_file(target)
     if loaded is None:
         return PreparedCitation(ref, str(root))
@@ -178,6 +190,38 @@ def prepare_citation(source_ref: str, root: Path | None) -> PreparedCitation:
     return _fingerprint(ref, str(root), loaded, extent)
 
 
+def _prepare_path_pattern(ref: SourceRef, root: Path) -> PreparedCitation:
+    """A path that is not a file: a directory (fingerprinted by its listing) or a glob."""
+    assert ref.path is not None
+    if ref.kind in ("file", "directory"):
+        folder = directory_inside_root(root, ref.path)
+        if folder is not None:
+            return PreparedCitation(
+                replace(ref, kind="directory"), str(root), digest=listing(folder)
+            )
+    if ref.kind == "file" and is_glob(ref.path):
+        return PreparedCitation(replace(ref, kind="glob"), str(root))
+    raise InvalidInput(_missing_message(ref, root))
+
+
+def listing(folder: Path) -> str | None:
+    """A digest of a directory's entries (names, `/` after subdirectories), or None if unreadable.
+
+    Only the directory's own entries count, not their contents: a cited directory is `changed`
+    when files were added, removed or renamed in it. Hidden entries and `__pycache__` are
+    left out, since tools create them as a matter of course.
+    """
+    try:
+        names = sorted(
+            entry.name + ("/" if entry.is_dir() else "")
+            for entry in os.scandir(folder)
+            if not entry.name.startswith(".") and entry.name != "__pycache__"
+        )
+    except OSError:
+        return None
+    return digest_lines(names)
+
+
 def _missing_message(ref: SourceRef, root: Path) -> str:
     assert ref.path is not None
     if escapes_root(root, ref.path):
@@ -185,9 +229,11 @@ def _missing_message(ref: SourceRef, root: Path) -> str:
             f"source_ref {ref.text!r} leads through a symlink out of the repository at {root}; "
             "cite the file inside the repository instead."
         )
+    what = "directory" if ref.kind == "directory" else "file or directory"
     return (
-        f"source_ref {ref.text!r}: {ref.path} is not a file in the repository at {root}; give "
-        "a path relative to the repository root that exists, or omit source_ref."
+        f"source_ref {ref.text!r}: {ref.path} is not a {what} in the repository at {root}; "
+        "give a path relative to the repository root that exists (or a glob such as "
+        "src/**/*.py), or omit source_ref."
     )
 
 
@@ -247,6 +293,10 @@ def check(row: CitationRow, checkout: Path | None) -> CitationCheck:
         return UNCHECKED
     if row.kind == "commit":
         return _check_commit(row, roots)
+    if row.kind == "glob":
+        return CitationCheck("unchecked", checked_in=str(roots[0]))
+    if row.kind == "directory":
+        return _check_directory(row, roots)
     assert row.path is not None
     for root in roots:
         target = inside_root(root, row.path)
@@ -272,6 +322,19 @@ def _roots(checkout: Path | None, recorded: str | None) -> list[Path]:
         if candidate is not None and candidate.is_dir() and candidate not in roots:
             roots.append(candidate)
     return roots
+
+
+def _check_directory(row: CitationRow, roots: Sequence[Path]) -> CitationCheck:
+    assert row.path is not None
+    for root in roots:
+        folder = directory_inside_root(root, row.path)
+        if folder is None:
+            continue
+        now = listing(folder)
+        if row.digest is None or now is None:
+            return CitationCheck("unchecked", checked_in=str(root))
+        return CitationCheck("same" if now == row.digest else "changed", checked_in=str(root))
+    return CitationCheck("gone", checked_in=str(roots[0]))
 
 
 def _check_commit(row: CitationRow, roots: Sequence[Path]) -> CitationCheck:

@@ -25,7 +25,7 @@ class CitationRow:
 
     memory_id: int
     scope: str
-    kind: str  # file | lines | symbol | commit | url
+    kind: str  # file | directory | glob | lines | symbol | commit | url
     path: str | None
     symbol: str | None
     commit: str | None

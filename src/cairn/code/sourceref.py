@@ -3,6 +3,8 @@
 Forms (DESIGN §4):
 
     src/app.py                 a whole file
+    src/billing/               a directory (also without the slash, when the checkout has one)
+    src/**/*.py                a glob (kept as written; matching files are not compared)
     src/app.py:10-24           a line range (`:10` is one line; `#L10-L24` is read the same)
     src/app.py::Billing.charge a symbol: a function, class or method (dotted for nesting)
     commit:3f2c9ab             a commit
@@ -25,7 +27,7 @@ from typing import Literal
 
 from cairn.errors import InvalidInput
 
-RefKind = Literal["file", "lines", "symbol", "commit", "url"]
+RefKind = Literal["file", "directory", "glob", "lines", "symbol", "commit", "url"]
 
 MAX_SOURCE_REF_CHARS = 1000
 MAX_SYMBOL_CHARS = 200
@@ -36,6 +38,7 @@ _SHA = re.compile(r"[0-9a-fA-F]{4,64}")
 _SYMBOL = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 _LINES = re.compile(r"(?P<path>.+?)(?::(?P<a>\d+)(?:-(?P<b>\d+))?|#L(?P<c>\d+)(?:-L?(?P<d>\d+))?)")
 _DRIVE = re.compile(r"[A-Za-z]:")
+GLOB_CHARS = frozenset("*?[")
 _FORMS = (
     "Use a path relative to the repository root (src/app.py), a line range (src/app.py:10-24), "
     "a symbol (src/app.py::Billing.charge), commit:<sha>, or a URL."
@@ -77,7 +80,13 @@ def parse_source_ref(text: str) -> SourceRef:
         return _symbol_ref(ref)
     if lines := _LINES.fullmatch(ref):
         return _lines_ref(ref, lines)
+    if ref.endswith(("/", "\\")):
+        return SourceRef("directory", ref, path=normalise_path(ref))
     return SourceRef("file", ref, path=normalise_path(ref))
+
+
+def is_glob(path: str) -> bool:
+    return any(ch in GLOB_CHARS for ch in path)
 
 
 def _commit_ref(ref: str, sha: str) -> SourceRef:
@@ -146,18 +155,31 @@ def normalise_path(raw: str) -> str:
 def inside_root(root: Path, relative: str) -> Path | None:
     """The file `relative` names under `root`, or None when it is missing, not a regular file,
     or a symlink (anywhere on the way) leads out of the root."""
+    path = _resolved_inside(root, relative)
+    try:
+        return path if path is not None and path.is_file() else None
+    except OSError:
+        return None
+
+
+def directory_inside_root(root: Path, relative: str) -> Path | None:
+    """The directory `relative` names under `root`, on the same terms as `inside_root`."""
+    path = _resolved_inside(root, relative)
+    try:
+        return path if path is not None and path.is_dir() else None
+    except OSError:
+        return None
+
+
+def _resolved_inside(root: Path, relative: str) -> Path | None:
     try:
         real_root = os.path.realpath(root)
         real = os.path.realpath(os.path.join(real_root, *relative.split("/")))
     except (OSError, ValueError):
         return None
-    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+    if real == real_root or not real.startswith(real_root.rstrip(os.sep) + os.sep):
         return None
-    path = Path(real)
-    try:
-        return path if path.is_file() else None
-    except OSError:
-        return None
+    return Path(real)
 
 
 def escapes_root(root: Path, relative: str) -> bool:

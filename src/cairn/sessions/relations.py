@@ -98,6 +98,8 @@ def associated(
                 best = reached.get(target)
                 if best is None or rank[source] < best[0]:
                     reached[target] = (rank[source], source)
+    if not reached:  # the common case: no hit has a relation
+        return []
     current = _current_versions(ctx, list(reached), filt.as_of)
     allowed = ctx.store.filter_ids(filt, list({m.id for m in current.values()}))
     out: dict[int, Associated] = {}
