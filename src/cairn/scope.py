@@ -37,6 +37,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from cairn.errors import InvalidInput, InvalidScope
+from cairn.gitproc import git_process
 
 __all__ = [
     "GLOBAL",
@@ -76,17 +77,6 @@ _URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<rest>.*)", re.DOTA
 _SCP = re.compile(r"(?:[^@/]*@)?(?P<host>\[[^\]/]*\]|[^:/@\[]+):(?P<path>.*)", re.DOTALL)
 _HELPER = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*::(?P<address>.+)", re.DOTALL)
 _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
-# Variables that point git at a repository other than the one around cwd.
-_GIT_LOCATION_VARS = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_COMMON_DIR",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-)
 # A local clone's origin is followed this many times, which also ends origin cycles.
 _MAX_LOCAL_HOPS = 3
 
@@ -201,20 +191,8 @@ def _detect(directory: Path, *, hops: int) -> str:
 
 def _git(directory: Path, *args: str) -> str | None:
     """git's trimmed output, or None when git is missing or fails (e.g. not a repository)."""
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_LOCATION_VARS}
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
-        proc = subprocess.run(
-            ["git", "--no-pager", "-C", str(directory), *args],
-            capture_output=True,
-            encoding="utf-8",
-            errors="surrogateescape",
-            env=env,
-            stdin=subprocess.DEVNULL,
-            timeout=GIT_TIMEOUT_SECONDS,
-            check=False,
-        )
+        proc = git_process(directory, args, GIT_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
         raise InvalidScope(
             f"git did not answer within {GIT_TIMEOUT_SECONDS:g} s in {str(directory)!r}, so the "

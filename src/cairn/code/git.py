@@ -9,26 +9,15 @@ block a write or a recall.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from cairn.gitproc import git_output
 from cairn.timeutil import as_utc
 
 GIT_TIMEOUT_SECONDS = 10.0
-_LOCATION_VARS = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_COMMON_DIR",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-)
 _SHA = re.compile(r"[0-9a-f]{4,64}")
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,64})")
 _MERGE_SUBJECTS = (
@@ -52,25 +41,7 @@ class CommitLine:
 
 def run(directory: Path, *args: str) -> str | None:
     """git's trimmed standard output, or None when git is missing, slow or fails."""
-    env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env["GIT_OPTIONAL_LOCKS"] = "0"
-    try:
-        proc = subprocess.run(
-            ["git", "--no-pager", "-C", str(directory), *args],
-            capture_output=True,
-            encoding="utf-8",
-            errors="surrogateescape",
-            env=env,
-            stdin=subprocess.DEVNULL,
-            timeout=GIT_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if proc.returncode != 0:
-        return None
-    return proc.stdout.strip()
+    return git_output(directory, *args, timeout=GIT_TIMEOUT_SECONDS)
 
 
 def toplevel(directory: Path) -> Path | None:

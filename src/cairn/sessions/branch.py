@@ -8,27 +8,13 @@ empty brief: the brief is a courtesy and must never block opening a session.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
+from cairn.gitproc import git_output
 from cairn.sessions.models import BranchBrief, CommitLine
 
 RECENT_COMMITS = 5
 GIT_TIMEOUT_SECONDS = 5.0
-# The same variables cairn.scope removes before asking git about a directory.
-_GIT_LOCATION_VARS = frozenset(
-    {
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_COMMON_DIR",
-        "GIT_INDEX_FILE",
-        "GIT_OBJECT_DIRECTORY",
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-        "GIT_NAMESPACE",
-        "GIT_PREFIX",
-    }
-)
 
 
 def branch_brief(cwd: Path | None, *, commits: int = RECENT_COMMITS) -> BranchBrief:
@@ -45,22 +31,5 @@ def branch_brief(cwd: Path | None, *, commits: int = RECENT_COMMITS) -> BranchBr
 
 
 def _git(directory: Path, *args: str) -> str | None:
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_LOCATION_VARS}
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env["GIT_OPTIONAL_LOCKS"] = "0"
-    try:
-        proc = subprocess.run(
-            ["git", "--no-pager", "-C", str(directory), *args],
-            capture_output=True,
-            encoding="utf-8",
-            errors="replace",
-            env=env,
-            stdin=subprocess.DEVNULL,
-            timeout=GIT_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except (subprocess.TimeoutExpired, OSError):
-        return None
-    if proc.returncode != 0:
-        return None
-    return proc.stdout.strip() or None
+    # Commit subjects are shown to people: undecodable bytes become U+FFFD, not surrogates.
+    return git_output(directory, *args, timeout=GIT_TIMEOUT_SECONDS, errors="replace") or None
