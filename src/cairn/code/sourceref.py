@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -155,18 +156,17 @@ def normalise_path(raw: str) -> str:
 def inside_root(root: Path, relative: str) -> Path | None:
     """The file `relative` names under `root`, or None when it is missing, not a regular file,
     or a symlink (anywhere on the way) leads out of the root."""
-    path = _resolved_inside(root, relative)
-    try:
-        return path if path is not None and path.is_file() else None
-    except OSError:
-        return None
+    return _existing(_resolved_inside(root, relative), Path.is_file)
 
 
 def directory_inside_root(root: Path, relative: str) -> Path | None:
     """The directory `relative` names under `root`, on the same terms as `inside_root`."""
-    path = _resolved_inside(root, relative)
+    return _existing(_resolved_inside(root, relative), Path.is_dir)
+
+
+def _existing(path: Path | None, test: Callable[[Path], bool]) -> Path | None:
     try:
-        return path if path is not None and path.is_dir() else None
+        return path if path is not None and test(path) else None
     except OSError:
         return None
 
