@@ -14,6 +14,7 @@ import pytest
 
 from cairn.errors import InvalidInput
 from cairn.models import Event
+from cairn.store import open_store
 from cairn.store.base import LexicalDoc, MemoryFilter, Store
 from storekit import (
     IDENTITY,
@@ -367,6 +368,28 @@ def test_lexical_stats_count_over_the_filter(store: Store) -> None:
     empty = store.lexical_stats(active("nowhere"), ["alpha"])
     assert empty.doc_count == 0 and dict(empty.document_frequency) == {"alpha": 0}
     assert all(v == 0.0 for v in empty.average_length.values())
+
+
+def test_lexical_stats_follow_every_write_including_another_handles(store: Store) -> None:
+    # Both backends keep these statistics between recalls; no write may leave them stale.
+    first = _add_with_doc(store, doc("alpha beta"))
+    assert store.lexical_stats(active(), ["alpha"]).document_frequency == {"alpha": 1}
+    second = _add_with_doc(store, doc("alpha"))
+    assert store.lexical_stats(active(), ["alpha"]).doc_count == 2
+    store.set_lexical_context(first, "gamma delta epsilon zeta")
+    assert store.lexical_stats(active(), ["gamma"]).average_length["context"] == 2.0
+    store.update_memory(second, {"status": "retired"})
+    assert store.lexical_stats(active(), ["alpha"]).document_frequency == {"alpha": 1}
+    tagged = active(tags=("ops",))
+    assert store.lexical_stats(tagged, ["alpha"]).doc_count == 0
+    store.update_memory(first, {"tags": ("ops",)})
+    assert store.lexical_stats(tagged, ["alpha"]).doc_count == 1
+    other = open_store(store.location)  # another process, as far as caches go
+    try:
+        _add_with_doc(other, doc("alpha again"))
+    finally:
+        other.close()
+    assert store.lexical_stats(active(), ["alpha"]).document_frequency == {"alpha": 2}
 
 
 def test_lexical_terms_match_exactly_as_analysed(store: Store) -> None:

@@ -27,6 +27,7 @@ the filter.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,6 +36,7 @@ from cairn.store.postgres.connection import Conn
 from cairn.store.postgres.filters import filter_sql
 
 MAX_LEXEME_BYTES = 2046
+STATS_CACHE_MAX = 4096  # (filter, term) entries; more and the cache starts afresh
 # Four classes for five fields: the neighbours' text (`context`) shares reason's class, so it
 # orders candidates as a minor field; BM25F scores it with its own weight later.
 _WEIGHT_CLASS = {"content": "A", "tags": "B", "source_ref": "C", "reason": "D", "context": "D"}
@@ -145,26 +147,64 @@ def lexical_candidates(
     return [LexicalRow(int(row[0]), LexicalDoc(*row[1:])) for row in rows]
 
 
-def lexical_stats(conn: Conn, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats:
-    wanted = _distinct(terms)
+class StatsCache:
+    """BM25 statistics per (filter, term), kept until the store's `lexgen` moves.
+
+    Counting a term's documents in a scope and averaging field lengths cost several milliseconds
+    on every recall (measured: 6.4 ms of a 42 ms recall on 680 memories), and the same words
+    recur across recalls. Triggers (migration 0007) move meta `lexgen` on with every change to
+    the lexical index, memory tags, or a memory column a filter reads, in any process; a cache
+    that reads another value starts afresh. The value is read before the counts, so a write
+    landing in between leaves newer counts under the older value, never the reverse.
+    """
+
+    def __init__(self, size: int = STATS_CACHE_MAX) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._generation: str | None = None
+        self._items: dict[tuple[MemoryFilter, str | None], Any] = {}
+
+    def stats(self, conn: Conn, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'lexgen'").fetchone()
+        items = self._current(str(row[0]) if row else None)
+        wanted = _distinct(terms)
+        averages = items.get((filt, None))
+        if averages is None:
+            averages = items[(filt, None)] = _averages(conn, filt)
+        missing = [term for term in wanted if (filt, term) not in items]
+        if missing:
+            items.update(((filt, t), n) for t, n in _frequencies(conn, filt, missing).items())
+        return LexicalStats(
+            doc_count=int(averages[0]),
+            document_frequency={term: int(items[(filt, term)]) for term in wanted},
+            average_length=dict(zip(LEXICAL_FIELDS, averages[1:], strict=True)),
+        )
+
+    def _current(self, generation: str | None) -> dict[tuple[MemoryFilter, str | None], Any]:
+        with self._lock:
+            if generation is None:  # no counter to trust: nothing is kept
+                return {}
+            if generation != self._generation or len(self._items) > self._size:
+                self._items = {}
+                self._generation = generation
+            return self._items
+
+
+def _averages(conn: Conn, filt: MemoryFilter) -> tuple[float, ...]:
     where, params = filter_sql(filt)
     averages = ", ".join(f"avg(l.len_{name})::float8" for name in LEXICAL_FIELDS)
-    query = f"SELECT count(*), {averages} {_FROM} WHERE {where}"
-    row = conn.execute(query, params).fetchone() or (0, *([None] * len(LEXICAL_FIELDS)))
-    frequencies: dict[str, int] = {}
-    if wanted:
-        params.update(_term_params(wanted))
-        counts = ", ".join(
-            f"count(*) FILTER (WHERE l.doc @@ %(q{i})s::tsquery)" for i in range(len(wanted))
-        )
-        found = conn.execute(
-            f"SELECT {counts} {_FROM} WHERE l.doc @@ %(q_any)s::tsquery AND {where}", params
-        ).fetchone()
-        frequencies = dict(zip(wanted, (int(n) for n in found or ()), strict=True))
-    return LexicalStats(
-        doc_count=int(row[0]),
-        document_frequency=frequencies,
-        average_length={
-            name: float(value or 0.0) for name, value in zip(LEXICAL_FIELDS, row[1:], strict=True)
-        },
+    row = conn.execute(f"SELECT count(*), {averages} {_FROM} WHERE {where}", params).fetchone()
+    values = row or (0, *([None] * len(LEXICAL_FIELDS)))
+    return (float(values[0]), *(float(v or 0.0) for v in values[1:]))
+
+
+def _frequencies(conn: Conn, filt: MemoryFilter, terms: list[str]) -> dict[str, int]:
+    where, params = filter_sql(filt)
+    params.update(_term_params(terms))
+    counts = ", ".join(
+        f"count(*) FILTER (WHERE l.doc @@ %(q{i})s::tsquery)" for i in range(len(terms))
     )
+    found = conn.execute(
+        f"SELECT {counts} {_FROM} WHERE l.doc @@ %(q_any)s::tsquery AND {where}", params
+    ).fetchone()
+    return dict(zip(terms, (int(n) for n in found or (0,) * len(terms)), strict=True))

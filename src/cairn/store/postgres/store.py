@@ -4,7 +4,8 @@ Same Protocol, same semantics as the SQLite backend; what differs lives in the s
 connections, the write lock and migrations (`connection.py`), URL options (`options.py`), dense
 search (`vectors.py`), lexical search (`lexical.py`); the session layer, procedures and code
 awareness are mixins (`sessions.py`, `procedures.py`, `code.py`), as in the SQLite backend.
-PostgreSQL needs no in-process cache, so there is no `epoch`: every query reads the tables.
+Every query reads the tables, with one exception: BM25 statistics are kept in process until a
+generation counter that triggers move on every relevant write (`lexical.StatsCache`) changes.
 
 Ids come from sequences. Whole-store copies insert explicit ids and then move the sequence past
 them (`setval`), so later inserts never collide with copied rows - what SQLite's AUTOINCREMENT
@@ -99,6 +100,7 @@ class PostgresStore(
         conninfo, options = split_url(url, defaults)
         self._location = redact(url)
         self._db = Database(conninfo, options, display=self._location)
+        self._stats = lexical.StatsCache()
 
     @property
     def location(self) -> str:
@@ -330,7 +332,7 @@ class PostgresStore(
 
     def lexical_stats(self, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats:
         with self._db.connection() as conn:
-            return lexical.lexical_stats(conn, filt, terms)
+            return self._stats.stats(conn, filt, terms)
 
     # whole-store copy ---------------------------------------------------------------------
     def import_memory(self, memory: Memory) -> None:

@@ -18,6 +18,12 @@ from pathlib import Path
 from cairn.errors import Conflict, StoreBusy, StoreError
 from cairn.store.migrations import load_migrations
 
+# Every change to the lexical index bumps `lexgen`, so cached BM25 statistics go stale at once.
+BUMP_LEXGEN = (
+    "INSERT INTO meta (key, value) VALUES ('lexgen', '1') "
+    "ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
+)
+
 
 class Connections:
     def __init__(self, path: str, *, busy_timeout_ms: int) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 
 from cairn.embeddings.base import Vector
 from cairn.store.base import MemoryFilter
-from cairn.store.sqlite.connection import Connections
+from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections
 from cairn.store.sqlite.vectors import _append, _Block, _mask, _top_k
 from cairn.timeutil import from_micros
 
@@ -207,6 +207,7 @@ class ContextRows:
 
     def set_lexical_context(self, memory_id: int, context: str) -> None:
         with self._db.transaction() as conn:
+            conn.execute(BUMP_LEXGEN)  # the cached BM25 statistics average this field too
             conn.execute("UPDATE lexical SET context = ? WHERE rowid = ?", (context, memory_id))
             conn.execute(
                 "UPDATE lexical_lengths SET context = ? WHERE memory_id = ?",

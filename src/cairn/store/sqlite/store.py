@@ -25,7 +25,7 @@ from cairn.store.base import (
     MemoryFilter,
 )
 from cairn.store.sqlite.code import CodeRows
-from cairn.store.sqlite.connection import Connections, ensure_parent, migrate
+from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections, ensure_parent, migrate
 from cairn.store.sqlite.context import ContextRows
 from cairn.store.sqlite.copy import CopyRows
 from cairn.store.sqlite.lessons import LessonRows
@@ -48,11 +48,6 @@ from cairn.timeutil import to_micros
 # Changing these columns changes what the dense filter admits, so the vector cache reloads.
 _FILTERED_COLUMNS = frozenset({"status", "until", "type", "occurred_at", "written_at"})
 _STATS_CACHE_MAX = 50_000
-# Every change to the lexical index bumps `lexgen`, so cached BM25 statistics go stale at once.
-_BUMP_LEXGEN = (
-    "INSERT INTO meta (key, value) VALUES ('lexgen', '1') "
-    "ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
-)
 _CHUNK = 500  # keeps `IN (...)` lists under SQLite's variable limit
 # Which lexical candidates make the pool: FTS5's bm25 with the ranking layer's field weights
 # (content, tags, source_ref, reason, context), so a word found only among a memory's
@@ -166,6 +161,13 @@ class SqliteStore(
 
     def _write_tags(self, memory_id: int, tags: Sequence[str]) -> None:
         conn = self._db.get()
+        if (
+            tags
+            or conn.execute(
+                "SELECT 1 FROM memory_tags WHERE memory_id = ? LIMIT 1", (memory_id,)
+            ).fetchone()
+        ):
+            conn.execute(BUMP_LEXGEN)  # BM25 statistics are cached per filter, tags included
         conn.execute("DELETE FROM memory_tags WHERE memory_id = ?", (memory_id,))
         conn.executemany(
             "INSERT OR IGNORE INTO memory_tags (memory_id, tag) VALUES (?, ?)",
@@ -318,7 +320,7 @@ class SqliteStore(
         fields = [doc.field(name) for name in LEXICAL_FIELDS]
         lengths = [len(text.split()) for text in fields]
         with self._db.transaction() as conn:
-            conn.execute(_BUMP_LEXGEN)
+            conn.execute(BUMP_LEXGEN)
             conn.execute("DELETE FROM lexical WHERE rowid = ?", (memory_id,))
             conn.execute(
                 "INSERT INTO lexical (rowid, content, tags, source_ref, reason, context) "
@@ -334,7 +336,7 @@ class SqliteStore(
 
     def delete_lexical(self, memory_id: int) -> None:
         with self._db.transaction() as conn:
-            conn.execute(_BUMP_LEXGEN)
+            conn.execute(BUMP_LEXGEN)
             conn.execute("DELETE FROM lexical WHERE rowid = ?", (memory_id,))
             conn.execute("DELETE FROM lexical_lengths WHERE memory_id = ?", (memory_id,))
 
