@@ -185,3 +185,6 @@ def test_directory_and_glob_citations_written_in_the_checkout(
     new = agent.lessons("Write", {"file_path": repo.file("migrations/0002_add.sql"),
                                   "content": "x"}, cwd=repo.path)  # fmt: skip
     assert [x.ref for x in new.lessons] == [globbed]
+    wiped = agent.lessons("Bash", {"command": "rm -rf src/billing"}, cwd=repo.path)
+    assert [x.ref for x in wiped.lessons] == [folder]
+    assert wiped.lessons[0].why == "cites src/billing/, which this call touches"

@@ -41,8 +41,9 @@ _LINES = re.compile(r"(?P<path>.+?)(?::(?P<a>\d+)(?:-(?P<b>\d+))?|#L(?P<c>\d+)(?
 _DRIVE = re.compile(r"[A-Za-z]:")
 GLOB_CHARS = frozenset("*?[")
 _FORMS = (
-    "Use a path relative to the repository root (src/app.py), a line range (src/app.py:10-24), "
-    "a symbol (src/app.py::Billing.charge), commit:<sha>, or a URL."
+    "Use a path relative to the repository root (src/app.py, or a directory: src/billing/), a "
+    "line range (src/app.py:10-24), a symbol (src/app.py::Billing.charge), a glob "
+    "(src/**/*.py), commit:<sha>, or a URL."
 )
 
 

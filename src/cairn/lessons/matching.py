@@ -95,10 +95,12 @@ def _against(
     if file_target and under(target.path, cited):
         strength = {"edit": 0.75, "write": 0.75, "read": 0.65, "run": 0.6}.get(call.action, 0.45)
         return _cite(strength, f"cites {cited}/, which holds {target.path}", target)
+    strength = 0.65 if call.action in ("run", "edit", "write") else 0.45
+    if target.is_dir and cited.strip("/") == target.path.strip("/"):
+        return _cite(strength, f"cites {cited.strip('/')}/, which this call touches", target)
     if (target.is_dir and under(cited, target.path)) or (
         target.is_glob and glob_match(target.path, cited)
     ):
-        strength = 0.65 if call.action in ("run", "edit", "write") else 0.45
         return _cite(strength, f"cites {cited}, under {target.path} which this call touches",
                      target, path=cited)  # fmt: skip
     return None

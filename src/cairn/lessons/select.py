@@ -187,6 +187,7 @@ def _citations(ctx: Context, call: ToolCall, scopes: Sequence[str]) -> list[Cita
                 within.append(prefix)
         elif target.is_dir:
             within.append(target.path)
+            exact.append(target.path.strip("/"))  # a citation of the directory itself
         else:
             exact.append(target.path)
     return ctx.store.citations_on_paths(scopes, exact, within)
