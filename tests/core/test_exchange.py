@@ -63,6 +63,8 @@ def run_session(mem: Cairn, contents: list[str]) -> None:
     for retrieval in dict.fromkeys([brief.retrieval_id, found.retrieval_id]):
         record = mem.store.get_retrieval(int(retrieval.removeprefix("ret_")))
         assert record is not None
+        if not record.refs:  # every generated memory was refused: nothing to assess
+            continue
         assessments = [{"memory_id": r, "used": True, "effect": "helped"} for r in record.refs]
         mem.feedback(brief.session_id, retrieval, assessments)
     try:

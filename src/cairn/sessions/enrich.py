@@ -14,7 +14,7 @@ round-robin, so every hit gets its first record before any hit gets a second;
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -103,7 +103,13 @@ def complete(
         for a in extra
     ]
     memories = [s.memory for s in ranked] + [a.memory for a in extra]
-    sources = provenance(ctx, memories, scope)
+    limit = ctx.settings.max_evidence_records
+    # One read of the memories' newest events serves both the evidence records and (for the
+    # source events among them) the provenance.
+    events = ctx.store.events_for_memories(
+        [m.id for m in memories], limit=_events_per_memory(limit, len(memories))
+    )
+    sources = provenance(ctx, memories, scope, known=events)
     hits = tuple(replace(h, provenance=sources.get(h.ref)) for h in [*direct, *linked])
     procedures = rank_procedures(
         ctx,
@@ -113,15 +119,29 @@ def complete(
         explain=explain,
     )
     records, truncated = evidence_records(
-        ctx, memories, full=evidence == "full", limit=ctx.settings.max_evidence_records
+        ctx, memories, events, full=evidence == "full", limit=limit
     )
     return Completed(hits, tuple(procedures), tuple(records), truncated, evidence)
 
 
-def provenance(ctx: Context, memories: Sequence[Memory], scope: str) -> dict[str, Provenance]:
-    """Per memory ref: the call that wrote it, the client and version, and a foreign scope."""
-    event_ids = [m.source_event_id for m in memories if m.source_event_id is not None]
-    events = {e.id: e for e in ctx.store.get_events(event_ids)}
+def provenance(
+    ctx: Context,
+    memories: Sequence[Memory],
+    scope: str,
+    *,
+    known: Mapping[int, Sequence[Event]] | None = None,
+) -> dict[str, Provenance]:
+    """Per memory ref: the call that wrote it, the client and version, and a foreign scope.
+
+    `known` holds events already read per memory; only source events not among them are read.
+    """
+    events = {e.id: e for found in (known or {}).values() for e in found}
+    missing = [
+        m.source_event_id
+        for m in memories
+        if m.source_event_id is not None and m.source_event_id not in events
+    ]
+    events.update((e.id, e) for e in ctx.store.get_events(missing))
     out: dict[str, Provenance] = {}
     for memory in memories:
         event = events.get(memory.source_event_id) if memory.source_event_id else None
@@ -135,14 +155,24 @@ def provenance(ctx: Context, memories: Sequence[Memory], scope: str) -> dict[str
     return out
 
 
-def evidence_records(
-    ctx: Context, memories: Sequence[Memory], *, full: bool, limit: int
-) -> tuple[list[EvidenceRecord], bool]:
-    """The source records under the memories, shared out round-robin, at most `limit`."""
+def _events_per_memory(limit: int, memories: int) -> int:
     # Round-robin takes from every queue before any queue's second record, so no memory can
     # contribute more than this many of the first `limit + 1` records.
-    per_memory = -(-(limit + 1) // max(1, len(memories)))
-    events = ctx.store.events_for_memories([m.id for m in memories], limit=per_memory)
+    return -(-(limit + 1) // max(1, memories))
+
+
+def evidence_records(
+    ctx: Context,
+    memories: Sequence[Memory],
+    events: Mapping[int, Sequence[Event]],
+    *,
+    full: bool,
+    limit: int,
+) -> tuple[list[EvidenceRecord], bool]:
+    """The source records under the memories, shared out round-robin, at most `limit`.
+
+    `events` holds each memory's newest `_events_per_memory(limit, len(memories))` events.
+    """
     sessions = list(dict.fromkeys(m.session_id for m in memories if m.session_id is not None))
     episodes: dict[str, list[Episode]] = {}
     for episode in ctx.store.episodes_for_sessions(sessions):
