@@ -103,3 +103,24 @@ def test_a_closed_context_starts_a_new_worker_when_asked_again(
     ctx.close()
     ctx.embed_query("after")
     assert [text for text, _ in embedder.seen] == ["before", "after"]
+
+
+def test_concurrent_recalls_embed_their_queries_at_once(tmp_path: Path) -> None:
+    # Two queries meet at a barrier inside the embedder: with one worker thread the second
+    # would never start while the first waits, and the barrier would time out.
+    barrier = threading.Barrier(2, timeout=10)
+
+    class Meeting(HashingEmbedder):
+        def embed_many(self, texts: Sequence[str]) -> Matrix:
+            barrier.wait()
+            return super().embed_many(texts)
+
+    embedder = Meeting()
+    store = open_store(str(tmp_path / "c.db"))
+    ctx = Context(store, Settings(home=tmp_path), FakeClock(), lambda: embedder, "test")
+    try:
+        first, second = ctx.start_query_embedding("one"), ctx.start_query_embedding("two")
+        assert first.result().shape == second.result().shape == (384,)
+    finally:
+        ctx.close()
+        store.close()

@@ -24,6 +24,9 @@ from cairn.store.base import Store
 from cairn.timeutil import Clock
 
 QUERY_CACHE_SIZE = 256
+# Recalls served at once (an HTTP or MCP server's threads) embed their queries at once too;
+# threads are started only as concurrent recalls need them.
+EMBED_WORKERS = 4
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ class Context:
     def _executor(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._worker is None:
-                self._worker = ThreadPoolExecutor(1, thread_name_prefix="cairn-embed")
+                self._worker = ThreadPoolExecutor(EMBED_WORKERS, thread_name_prefix="cairn-embed")
             return self._worker
 
     def _cached(self, text: str) -> Vector | None:
