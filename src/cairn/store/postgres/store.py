@@ -328,7 +328,8 @@ class PostgresStore(
         self, filt: MemoryFilter, terms: Sequence[str], limit: int
     ) -> list[LexicalRow]:
         with self._db.connection() as conn:
-            return lexical.lexical_candidates(conn, filt, terms, limit)
+            stats = self._stats.stats(conn, filt, terms)
+            return lexical.lexical_candidates(conn, filt, terms, limit, stats)
 
     def lexical_stats(self, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats:
         with self._db.connection() as conn:
