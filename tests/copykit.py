@@ -10,16 +10,10 @@ from typing import Any
 
 from cairn import Cairn
 from cairn.store.base import Store
+from gitkit import GIT_IDENTITY
 
 SCOPE = "project:example/api"
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Cairn Test",
-    "GIT_AUTHOR_EMAIL": "cairn@example.invalid",
-    "GIT_COMMITTER_NAME": "Cairn Test",
-    "GIT_COMMITTER_EMAIL": "cairn@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-}
+GIT_ENV = {**GIT_IDENTITY, "GIT_CONFIG_GLOBAL": os.devnull}
 
 
 def snapshot(store: Store) -> dict[str, list[dict[str, Any]]]:

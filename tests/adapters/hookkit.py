@@ -18,15 +18,11 @@ from typing import Any
 from cairn import Cairn
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
+from gitkit import GIT_IDENTITY
 
 BIN = Path(sys.executable).parent
 CAIRN, CAIRN_HOOK = str(BIN / "cairn"), str(BIN / "cairn-hook")
 SESSION = "5f0c1e2a-7b4d-4e8f-9a61-2c3d4e5f6a7b"
-GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "Cairn Test", "GIT_AUTHOR_EMAIL": "cairn@example.invalid",
-    "GIT_COMMITTER_NAME": "Cairn Test", "GIT_COMMITTER_EMAIL": "cairn@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}  # fmt: skip
 BILLING = "".join(
     f"def charge_{n}(customer, amount):\n    key = customer.id + ':{n}'\n    return key\n\n\n"
     for n in range(6)

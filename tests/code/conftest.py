@@ -11,27 +11,14 @@ import pytest
 from cairn import Cairn
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
-
-GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "Cairn Test",
-    "GIT_AUTHOR_EMAIL": "cairn@example.invalid",
-    "GIT_COMMITTER_NAME": "Cairn Test",
-    "GIT_COMMITTER_EMAIL": "cairn@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+from gitkit import isolate_git
 
 
 @pytest.fixture(autouse=True)
 def clean_git_env(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home = tmp_path_factory.mktemp("githome")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    for name, value in GIT_IDENTITY.items():
-        monkeypatch.setenv(name, value)
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE"):
-        monkeypatch.delenv(name, raising=False)
+    isolate_git(tmp_path_factory, monkeypatch)
 
 
 class Repo:

@@ -17,24 +17,19 @@ import pytest
 from cairn import Cairn
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
+from gitkit import isolate_git
 
 if str(Path(__file__).parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).parent))
 
-from lessonkit import BILLING, GIT_IDENTITY, INVOICE, Repo
+from lessonkit import BILLING, INVOICE, Repo
 
 
 @pytest.fixture(autouse=True)
 def clean_git_env(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home = tmp_path_factory.mktemp("githome")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    for name, value in GIT_IDENTITY.items():
-        monkeypatch.setenv(name, value)
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE"):
-        monkeypatch.delenv(name, raising=False)
+    isolate_git(tmp_path_factory, monkeypatch)
 
 
 @pytest.fixture

@@ -6,14 +6,6 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "Cairn Test",
-    "GIT_AUTHOR_EMAIL": "cairn@example.invalid",
-    "GIT_COMMITTER_NAME": "Cairn Test",
-    "GIT_COMMITTER_EMAIL": "cairn@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
 BILLING = """\
 import decimal
 

@@ -12,14 +12,7 @@ from cairn import Cairn, pages
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
 from clocks import FakeClock
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Cairn Test",
-    "GIT_AUTHOR_EMAIL": "cairn@example.invalid",
-    "GIT_COMMITTER_NAME": "Cairn Test",
-    "GIT_COMMITTER_EMAIL": "cairn@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+from gitkit import isolate_git
 
 README = """\
 # Slate
@@ -52,13 +45,7 @@ To roll back, run `make rollback` with the previous tag; the canary stays at fiv
 def clean_git_env(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home = tmp_path_factory.mktemp("githome")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    for name, value in GIT_ENV.items():
-        monkeypatch.setenv(name, value)
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE"):
-        monkeypatch.delenv(name, raising=False)
+    isolate_git(tmp_path_factory, monkeypatch)
     # New files show up at once instead of after the listing cache's few seconds.
     monkeypatch.setattr(pages, "LIST_TTL_SECONDS", 0.0)
 
