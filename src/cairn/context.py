@@ -13,13 +13,13 @@ embedding (about a third of a recall) mostly disappears behind the lexical searc
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from cairn.config import Settings
 from cairn.embeddings.base import Embedder, Vector
+from cairn.lru import Lru
 from cairn.store.base import Store
 from cairn.timeutil import Clock
 
@@ -56,7 +56,7 @@ class Context:
     integration: str
     integration_version: str | None = None
     _embedder: Embedder | None = field(default=None, init=False)
-    _queries: OrderedDict[str, Vector] = field(default_factory=OrderedDict, init=False)
+    _queries: Lru[str, Vector] = field(default_factory=lambda: Lru(QUERY_CACHE_SIZE), init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _worker: ThreadPoolExecutor | None = field(default=None, init=False)
 
@@ -73,7 +73,7 @@ class Context:
 
     def start_query_embedding(self, text: str) -> PendingVector:
         """Begin embedding a query text on the worker thread, unless its vector is cached."""
-        cached = self._cached(text)
+        cached = self._queries.get(text)
         if cached is not None:
             return PendingVector(text, cached, None, self._remember)
         embedder = self.embedder
@@ -93,17 +93,6 @@ class Context:
                 self._worker = ThreadPoolExecutor(EMBED_WORKERS, thread_name_prefix="cairn-embed")
             return self._worker
 
-    def _cached(self, text: str) -> Vector | None:
-        with self._lock:
-            vector = self._queries.get(text)
-            if vector is not None:
-                self._queries.move_to_end(text)
-            return vector
-
     def _remember(self, text: str, vector: Vector) -> None:
         vector.setflags(write=False)  # shared between callers: nobody may change it
-        with self._lock:
-            self._queries[text] = vector
-            self._queries.move_to_end(text)
-            if len(self._queries) > QUERY_CACHE_SIZE:
-                self._queries.popitem(last=False)
+        self._queries.put(text, vector)

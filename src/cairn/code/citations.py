@@ -33,12 +33,10 @@ import os
 import re
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Generic, TypeVar
 
 from cairn.code import git
 from cairn.code.records import UNCHECKED, CitationCheck, CitationRow
@@ -53,36 +51,13 @@ from cairn.code.sourceref import (
 from cairn.code.symbols import Extent, find_symbol
 from cairn.context import Context
 from cairn.errors import CairnError, InvalidInput
+from cairn.lru import Lru
 from cairn.scope import scope_from_cwd
 
 CONTEXT_LINES = 2
 _SIGNATURE_LINES = 8  # decorators and a wrapped signature may come before the name
 SCOPE_TTL_SECONDS = 30.0
 MAX_FILE_BYTES = 5 * 1024 * 1024  # larger files are not fingerprinted or checked
-
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
-
-
-class _Lru(Generic[K, V]):
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._items: OrderedDict[K, V] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: K) -> V | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key: K, value: V) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +70,8 @@ class _File:
         return digest_lines(self.lines)
 
 
-_FILES: _Lru[tuple[str, int, int, int], _File] = _Lru(512)
-_VERDICTS: _Lru[tuple[int, str, str], CitationCheck] = _Lru(8192)
+_FILES: Lru[tuple[str, int, int, int], _File] = Lru(512)
+_VERDICTS: Lru[tuple[int, str, str], CitationCheck] = Lru(8192)
 # Which checkout holds a directory, and which scope a checkout has: asked on every recall.
 _ROOTS: dict[str, tuple[float, Path]] = {}
 _SCOPES: dict[str, tuple[float, str | None]] = {}
