@@ -122,5 +122,22 @@ def page_stats(root: Path | None, refreshed: Refreshed | None, chunks: int) -> d
     }
 
 
+def page_lines(pages: Mapping[str, Any] | None) -> list[str]:
+    """`page_stats` as text: one summary line, then one line per skipped file named."""
+    if not pages:
+        return []
+    skipped = ", ".join(f"{k}={v}" for k, v in pages.get("skipped", {}).items() if v)
+    failed = " (git could not say what is ignored: nothing indexed)"
+    failed = failed if pages.get("listing_failed") else ""
+    lines = [
+        f"pages: files={pages.get('files_indexed', 0)}, chunks={pages.get('chunks', 0)}, "
+        f"skipped: {skipped or '-'}{failed}"
+    ]
+    for entry in pages.get("skipped_files", []):
+        kinds = f" ({', '.join(entry['kinds'])})" if entry.get("kinds") else ""
+        lines.append(f"  skipped {entry['path']}: {entry['reason']}{kinds}")
+    return lines
+
+
 def _rate(part: int, whole: int) -> float | None:
     return None if whole == 0 else round(part / whole, 4)
