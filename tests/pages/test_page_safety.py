@@ -7,6 +7,7 @@ import io
 import json
 import os
 import secrets
+import shutil
 import socket
 import string
 import subprocess
@@ -17,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 import cairn
 from cairn import Cairn, page_source, pages
@@ -368,3 +372,34 @@ def test_the_cli_prints_what_pages_skipped(
 
 def _scope(mem: Cairn) -> str:
     return mem.scope_for(None, None)
+
+
+NAME_CHARS = string.ascii_letters + string.digits + " :!*?[]{}\\#'\"-_.~^$%&@=+,;\n\t"
+
+
+@hypothesis_settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    names=st.sets(
+        # Not starting "ign": those are the names the .gitignore below ignores.
+        st.text(NAME_CHARS, min_size=1, max_size=12).filter(lambda n: not n.startswith("ign")),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_any_file_name_is_listed_or_ignored_as_git_says(
+    repo: Path, names: set[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(page_source, "LIST_TTL_SECONDS", 0.0)
+    docs = repo / "hyp"
+    shutil.rmtree(docs, ignore_errors=True)
+    docs.mkdir()
+    (docs / ".gitignore").write_text("ign-*\n")
+    for name in names:
+        (docs / f"{name}.md").write_text("# Name\n\nbody\n")
+        (docs / f"ign-{name}.md").write_text("# Ignored\n\nbody\n")
+    listing = page_source.list_docs(repo)
+    assert not listing.failed
+    assert {p for p in listing.files if p.startswith("hyp/")} == {f"hyp/{n}.md" for n in names}
+    assert listing.ignored == len(names)
