@@ -6,11 +6,13 @@ that blocks the first `open`, a link to `/dev/zero` that never ends. So, for eac
 - Listing: the walk below the repository root (hidden, vendored and build directories, nested
   repositories and symlinked directories are not entered), then `git check-ignore`, so a file
   git ignores is not a page. When git cannot answer, no file is listed (fail closed).
-- `examine` decides from `lstat`/`stat` alone, without opening anything: the resolved path
-  must be inside the checkout (a symlink pointing out is skipped) and a regular file (FIFOs,
-  devices, sockets and directories are skipped) of at most `MAX_FILE_BYTES`. A symlink whose
-  target is a regular file inside the checkout is read as that file, like a `README.md` that
-  links to `docs/README.md`.
+- `examine` decides from `lstat`/`stat` alone, without opening anything: the path must not be
+  a symlink, must resolve inside the checkout, and must be a regular file (FIFOs, devices,
+  sockets and directories are skipped) of at most `MAX_FILE_BYTES`. Every symlink is skipped,
+  the ones pointing inside the checkout too (counted apart from those pointing out): a target
+  that is documentation is listed, and indexed, under its own path anyway, while following
+  links would let a committed `docs/env.md -> ../.env` turn the user's own ignored, hidden
+  files into pages.
 - `read_bounded` opens the resolved path one component at a time below the root with
   `O_NOFOLLOW` (so a directory or file swapped for a symlink after `examine` is refused) and
   `O_NONBLOCK` (so a FIFO swapped in does not block the open), checks with `fstat` that the
@@ -60,11 +62,12 @@ SKIP_DIRS = frozenset(
 # Why a listed file is not a page (the keys of `stats` → pages → skipped).
 IGNORED = "ignored"
 OUTSIDE = "outside_checkout"
+SYMLINK = "symlink"  # a link to something inside the checkout
 NOT_REGULAR = "not_regular"
 TOO_LARGE = "too_large"
 SECRET = "secret"
 UNREADABLE = "unreadable"
-REASONS = (IGNORED, OUTSIDE, NOT_REGULAR, TOO_LARGE, SECRET, UNREADABLE)
+REASONS = (IGNORED, OUTSIDE, SYMLINK, NOT_REGULAR, TOO_LARGE, SECRET, UNREADABLE)
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -190,21 +193,20 @@ def examine(root_real: str, path: str) -> Found | Skipped:
     """Whether `path` (below the resolved root) may be read, from stat calls alone."""
     full = os.path.join(root_real, *path.split("/"))
     try:
-        link = os.lstat(full)
+        info = os.lstat(full)
         real = os.path.realpath(full)
     except (OSError, ValueError):
         return Skipped(path, UNREADABLE)
     if not _inside(real, root_real):
         return Skipped(path, OUTSIDE)
-    try:
-        info = os.stat(real) if stat.S_ISLNK(link.st_mode) else link
-    except (OSError, ValueError):
-        return Skipped(path, UNREADABLE)  # a dangling link or a loop
+    if stat.S_ISLNK(info.st_mode) or real != os.path.normpath(full):
+        # The file, or a directory on its way (swapped after the walk), is a link.
+        return Skipped(path, SYMLINK)
     if not stat.S_ISREG(info.st_mode):
         return Skipped(path, NOT_REGULAR)
     if info.st_size > MAX_FILE_BYTES:
         return Skipped(path, TOO_LARGE)
-    parts = tuple(Path(os.path.relpath(real, root_real)).parts)
+    parts = tuple(path.split("/"))
     identity = (info.st_dev, info.st_ino, info.st_ctime_ns)
     return Found(path, parts, info.st_mtime_ns, info.st_size, identity)
 

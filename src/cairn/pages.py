@@ -8,11 +8,10 @@ scope's memories were written from) — see `cairn.page_source` for the listing 
   nested repositories and whatever git ignores; at most `MAX_FILES` files of at most
   `MAX_FILE_BYTES` each. Only a git checkout is read: a scope whose folder is not a
   repository has no pages.
-- Only regular files whose resolved path is inside the checkout are read (a symlink to another
-  file inside the checkout is read as that file); symlinks pointing out, FIFOs, devices and
-  sockets are never opened. A file holding something that looks like a credential
-  (`cairn.refusal.find_secrets`) is not indexed, and chunks it had are dropped. Every skipped
-  file is counted, by reason, in `stats` (`Refreshed.skipped`).
+- Only regular files whose resolved path is inside the checkout are read; symlinks (pointing
+  out or in), FIFOs, devices and sockets are never opened. A file holding something that
+  looks like a credential (`cairn.refusal.find_secrets`) is not indexed, and chunks it had are
+  dropped. Every skipped file is counted, by reason, in `stats` (`Refreshed.skipped`).
 - Markdown is split at ATX (`## Title`) and setext headings, outside fenced code; reST at
   underlined titles; plain text by size only. A section longer than `CHUNK_CHARS` is split at
   blank lines. Each chunk keeps its heading trail ("Install › From source") and line range, and

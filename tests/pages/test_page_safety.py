@@ -114,6 +114,7 @@ def hostile(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict
 EXPECTED_SKIPS = {
     "ignored": 1,
     "outside_checkout": 2,
+    "symlink": 1,
     "not_regular": 2,
     "too_large": 1,
     "secret": 1,
@@ -144,7 +145,7 @@ def test_a_hostile_checkout_is_read_promptly_and_nothing_outside_is_kept(
     assert got["install"] == ["README.md:7-7"]  # the real docs still answer
     report = got["stats"]
     assert report["skipped"] == EXPECTED_SKIPS
-    assert report["files_indexed"] == 5  # README, guide, faq, design and the link to faq
+    assert report["files_indexed"] == 4  # README, guide, faq and design
     named = {e["path"]: e["reason"] for e in report["skipped_files"]}
     assert named == {
         "docs/big.md": "too_large",
@@ -153,6 +154,7 @@ def test_a_hostile_checkout_is_read_promptly_and_nothing_outside_is_kept(
         "docs/pipe.md": "not_regular",
         "docs/sock.md": "not_regular",
         "docs/zero.md": "outside_checkout",
+        "notes/link.md": "symlink",
     }
     keys_entry = next(e for e in report["skipped_files"] if e["path"] == "docs/keys.md")
     assert set(keys_entry["kinds"]) == {"AWS access key id", "GitHub token"}
@@ -175,7 +177,7 @@ def test_nothing_of_a_skipped_file_reaches_either_store(
     report = in_thread(mem_repo.stats)["pages"]
     assert report["skipped"] == {**EXPECTED_SKIPS, "outside_checkout": 1, "not_regular": 1}
     dump = exported(mem_repo)
-    assert "notes/link.md" in dump  # a link inside the checkout is indexed as its target
+    assert "notes/link.md" not in dump  # a link is never followed, even inside the checkout
     for value in hostile.values():
         assert value not in dump
 
@@ -345,12 +347,31 @@ def test_reads_stop_at_the_cap(
     assert sum(asked) == page_source.MAX_FILE_BYTES + 1
 
 
-def test_a_link_inside_the_checkout_reads_its_target(repo: Path) -> None:
-    (repo / "notes" / "link.md").symlink_to("../docs/faq.md")
-    found = page_source.examine(os.path.realpath(repo), "notes/link.md")
-    assert isinstance(found, Found) and found.parts == ("docs", "faq.md")
-    read = page_source.read_bounded(os.path.realpath(repo), found)
-    assert not isinstance(read, Skipped) and read[0].startswith(b"# FAQ")
+def test_a_link_to_an_ignored_file_inside_the_checkout_is_not_followed(
+    mem_repo: Cairn, repo: Path
+) -> None:
+    # A committed link must not turn the user's own ignored .env into a page.
+    token = sentinel()
+    (repo / ".gitignore").write_text(".env\n")
+    (repo / ".env").write_text(f"# Env\n\nzanzibar harbour {token}\n")
+    (repo / "docs" / "env.md").symlink_to("../.env")
+    assert mem_repo.recall("zanzibar harbour", kind="pages").hits == ()
+    report = mem_repo.stats()["pages"]
+    assert {"path": "docs/env.md", "reason": "symlink"} in report["skipped_files"]
+    assert token not in exported(mem_repo)
+
+
+def test_a_directory_swapped_for_a_link_after_the_walk_is_caught_by_examine(
+    repo: Path, tmp_path: Path
+) -> None:
+    root = os.path.realpath(repo)
+    (repo / "docs").rename(tmp_path / "old-docs")
+    (repo / "docs").symlink_to(repo / "notes", target_is_directory=True)
+    (repo / "notes" / "faq.md").write_text("# Not the FAQ\n")
+    assert page_source.examine(root, "docs/faq.md") == Skipped("docs/faq.md", "symlink")
+    (repo / "docs").unlink()
+    (repo / "docs").symlink_to(tmp_path / "old-docs", target_is_directory=True)
+    assert page_source.examine(root, "docs/faq.md") == Skipped("docs/faq.md", "outside_checkout")
 
 
 def test_the_cli_prints_what_pages_skipped(
