@@ -306,10 +306,15 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         self, *, scope: str | None = None, cwd: str | Path | None = None, all_scopes: bool = False
     ) -> dict[str, Any]:
         """Counts by type, status and scope, vectors by embedder, the store's size, citation
-        health, recall hit/used/helped rates and index freshness."""
+        health, recall hit/used/helped rates, index freshness, and the pages of the scope's
+        checkout (files indexed, files skipped by reason, files held back for a secret)."""
         resolved = self.scope_for(scope, cwd)
         scopes = None if all_scopes else visible_scopes(resolved)
-        return {**store_stats(self.store, scopes), **self._code_stats(scopes, resolved, cwd)}
+        return {
+            **store_stats(self.store, scopes),
+            **self._code_stats(scopes, resolved, cwd),
+            **self._page_stats(resolved, cwd),
+        }
 
     def export(self, out: IO[str]) -> int:
         """Write the whole store (every table: memories and their versions, events, vectors,

@@ -29,12 +29,17 @@ LOCATION_VARS = frozenset(
 
 
 def git_process(
-    directory: Path, args: tuple[str, ...], timeout: float, errors: str = "surrogateescape"
+    directory: Path,
+    args: tuple[str, ...],
+    timeout: float,
+    errors: str = "surrogateescape",
+    stdin_text: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run `git -C directory args...`; raises OSError when git cannot run, TimeoutExpired.
 
     `errors` decodes git's bytes: `surrogateescape` (the default) round-trips paths exactly;
-    `replace` suits text shown to people, such as commit subjects.
+    `replace` suits text shown to people, such as commit subjects. `stdin_text` is fed to
+    git's standard input (for `--stdin` commands); without it git reads nothing.
     """
     env = {k: v for k, v in os.environ.items() if k not in LOCATION_VARS}
     env["GIT_TERMINAL_PROMPT"] = "0"
@@ -45,7 +50,8 @@ def git_process(
         encoding="utf-8",
         errors=errors,
         env=env,
-        stdin=subprocess.DEVNULL,
+        # The text given, else an empty input: git never waits on cairn's own standard input.
+        input=stdin_text if stdin_text is not None else "",
         timeout=timeout,
         check=False,
     )

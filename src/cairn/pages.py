@@ -1,12 +1,17 @@
 """Pages: the project's own documentation, chunked at headings and searched beside memories.
 
 What is indexed, under the scope's repository root (the caller's checkout, else the folder the
-scope's memories were written from):
+scope's memories were written from) — see `cairn.page_source` for the listing and safe reading:
 
 - `README*` at the root, everything under `docs/` ending in .md, .markdown, .rst or .txt, and
-  every other `*.md` / `*.markdown` file, skipping hidden, vendored and build directories;
-  at most `MAX_FILES` files of at most `MAX_FILE_BYTES` each, `MAX_DIRS` directories walked.
-  Only a git checkout is read: a scope whose folder is not a repository has no pages.
+  every other `*.md` / `*.markdown` file, skipping hidden, vendored and build directories,
+  nested repositories and whatever git ignores; at most `MAX_FILES` files of at most
+  `MAX_FILE_BYTES` each. Only a git checkout is read: a scope whose folder is not a
+  repository has no pages.
+- Only regular files whose resolved path is inside the checkout are read; symlinks (pointing
+  out or in), FIFOs, devices and sockets are never opened. A file holding something that
+  looks like a credential (`cairn.refusal.find_secrets`) is not indexed, and chunks it had are
+  dropped. Every skipped file is counted, by reason, in `stats` (`Refreshed.skipped`).
 - Markdown is split at ATX (`## Title`) and setext headings, outside fenced code; reST at
   underlined titles; plain text by size only. A section longer than `CHUNK_CHARS` is split at
   blank lines. Each chunk keeps its heading trail ("Install › From source") and line range, and
@@ -14,8 +19,10 @@ scope's memories were written from):
 
 Freshness: every recall that can return pages stats the files (the file list itself is cached
 for `LIST_TTL_SECONDS`, so a new file shows up within seconds). A file whose size or mtime
-changed is read; if its bytes changed (sha256) it is chunked again; a file that disappeared is
-dropped with its chunks. Nothing is read in the background.
+changed is read; if its bytes changed (sha256) it is chunked again; a file that disappeared or
+is now skipped is dropped with its chunks. Nothing is read in the background. A stored
+fingerprint without the `CHECKED` mark was indexed before these checks, so it is read again
+once instead of trusted.
 
 Matching (DESIGN §3.5): a page matches only when its text holds every word of the query (after
 stemming and dropping stopwords); a page found by its title alone is not returned: at least one
@@ -29,47 +36,32 @@ import hashlib
 import os
 import re
 import threading
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from cairn import page_source
 from cairn.page_records import Page, PageChunk, PageFile
+from cairn.page_source import Skipped
 from cairn.ranking.lexical import BM25F, AnalysedDoc, CorpusStats, analyze, query_terms
+from cairn.refusal import find_secrets
 from cairn.store.base import Store
 
-MAX_FILES = 400
-MAX_FILE_BYTES = 512 * 1024
-MAX_DEPTH = 6
-MAX_DIRS = 2_000  # directories walked per listing, so a huge monorepo costs bounded time
 CHUNK_CHARS = 2_000
-LIST_TTL_SECONDS = 10.0
 MAX_PAGES = 20
 SNIPPET_CHARS = 200
 PAGE_FIELD_WEIGHTS = {"text": 1.0, "heading": 0.5}
-DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt")
-MARKDOWN_SUFFIXES = (".md", ".markdown")
-SKIP_DIRS = frozenset(
-    {
-        "node_modules",
-        "venv",
-        "env",
-        "__pycache__",
-        "dist",
-        "build",
-        "target",
-        "vendor",
-        "site-packages",
-        "third_party",
-        "bower_components",
-    }
-)
+MARKDOWN_SUFFIXES = page_source.MARKDOWN_SUFFIXES
+CHECKED = "checked:"  # prefixes a file's digest once it passed every check below
+MAX_SKIP_MEMO = 4_096
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _UNDERLINE = re.compile(r"^(=+|-+|~+|\^+|\*+|\++|#+)\s*$")
 
-_lists: dict[str, tuple[float, list[str]]] = {}
+# Files skipped for a secret, by (root, path), with the stat identity they had: an unchanged
+# file is not read and scanned again at every recall.
+_secret_skips: dict[tuple[str, str], tuple[tuple[int, int, int, int, int], Skipped]] = {}
 _indexes: dict[str, tuple[tuple[tuple[str, str], ...], _Index]] = {}
 _lock = threading.Lock()
 
@@ -89,87 +81,72 @@ class _Index:
 
 
 # files ------------------------------------------------------------------------------------
-def doc_files(root: Path) -> list[str]:
-    """The documentation files under `root`, relative, with forward slashes (cached briefly)."""
-    key, now = str(root), time.monotonic()
-    with _lock:
-        cached = _lists.get(key)
-        if cached is not None and now - cached[0] < LIST_TTL_SECONDS:
-            return cached[1]
-    found = sorted(_walk(root))[:MAX_FILES]
-    with _lock:
-        _lists[key] = (now, found)
-    return found
+@dataclass(frozen=True, slots=True)
+class Refreshed:
+    """The scope's indexed files after a refresh, and the listed files left out and why."""
+
+    files: dict[str, PageFile]
+    skipped: tuple[Skipped, ...]
+    ignored: int  # documentation files git ignores (never read)
+    listing_failed: bool  # git could not tell what is ignored: nothing was indexed
 
 
-def _walk(root: Path) -> Iterator[str]:
-    if not (root / ".git").exists():
-        return  # only a repository has "the project's documentation"
-    for visited, (directory, subdirs, files) in enumerate(os.walk(root)):
-        if visited >= MAX_DIRS:
-            return
-        relative = Path(directory).relative_to(root)
-        depth = len(relative.parts)
-        subdirs[:] = [
-            d for d in subdirs if not d.startswith(".") and d not in SKIP_DIRS and depth < MAX_DEPTH
-        ]
-        in_docs = bool(relative.parts) and relative.parts[0] == "docs"
-        for name in files:
-            lowered = name.lower()
-            wanted = (
-                lowered.endswith(MARKDOWN_SUFFIXES)
-                or (in_docs and lowered.endswith(DOC_SUFFIXES))
-                or (depth == 0 and lowered.startswith("readme"))
-            )
-            if wanted:
-                yield (relative / name).as_posix()
-
-
-def refresh(store: Store, scope: str, root: Path) -> dict[str, PageFile]:
-    """Bring the scope's pages in line with the files under `root`; returns the fingerprints."""
+def refresh(store: Store, scope: str, root: Path) -> Refreshed:
+    """Bring the scope's pages in line with the files under `root`."""
+    listing = page_source.list_docs(root)
+    root_real = os.path.realpath(root)
     stored = store.page_files(scope)
-    listed = doc_files(root)
     current: dict[str, PageFile] = {}
-    for path in listed:
-        try:
-            info = (root / path).stat()
-        except OSError:
-            continue
-        known = stored.get(path)
-        if known is not None and (known.mtime_ns, known.size) == (info.st_mtime_ns, info.st_size):
-            current[path] = known
-            continue
-        fingerprint = _reindex(store, scope, root, path, info.st_mtime_ns, info.st_size, known)
-        if fingerprint is not None:
-            current[path] = fingerprint
+    skipped: list[Skipped] = []
+    for path in listing.files:
+        outcome = _refresh_file(store, scope, root_real, path, stored.get(path))
+        if isinstance(outcome, Skipped):
+            skipped.append(outcome)
+        else:
+            current[path] = outcome
     gone = [path for path in stored if path not in current]
     if gone:
         store.drop_page_files(scope, gone)
-    return current
+    return Refreshed(current, tuple(skipped), listing.ignored, listing.failed)
 
 
-def _reindex(
-    store: Store,
-    scope: str,
-    root: Path,
-    path: str,
-    mtime_ns: int,
-    size: int,
-    known: PageFile | None,
-) -> PageFile | None:
-    if size > MAX_FILE_BYTES:
-        return None
-    try:
-        data = (root / path).read_bytes()
-    except OSError:
-        return None
-    fingerprint = PageFile(path, mtime_ns, size, hashlib.sha256(data).hexdigest())
-    if known is not None and known.digest == fingerprint.digest:
+def _refresh_file(
+    store: Store, scope: str, root_real: str, path: str, known: PageFile | None
+) -> PageFile | Skipped:
+    found = page_source.examine(root_real, path)
+    if isinstance(found, Skipped):
+        return found
+    if (
+        known is not None
+        and known.digest.startswith(CHECKED)
+        and (known.mtime_ns, known.size) == (found.mtime_ns, found.size)
+    ):
+        return known
+    signature = (*found.identity, found.mtime_ns, found.size)
+    with _lock:
+        memo = _secret_skips.get((root_real, path))
+    if memo is not None and memo[0] == signature:
+        return memo[1]
+    read = page_source.read_bounded(root_real, found)
+    if isinstance(read, Skipped):
+        return read
+    data, info = read
+    text = data.decode("utf-8", errors="replace")
+    secrets = find_secrets(text)
+    if secrets:
+        skip = Skipped(path, page_source.SECRET, tuple(dict.fromkeys(s.kind for s in secrets)))
+        with _lock:
+            if len(_secret_skips) >= MAX_SKIP_MEMO:
+                _secret_skips.clear()
+            _secret_skips[(root_real, path)] = (signature, skip)
+        return skip
+    digest = CHECKED + hashlib.sha256(data).hexdigest()
+    fingerprint = PageFile(path, info.st_mtime_ns, len(data), digest)
+    if known is not None and known.digest == digest:
         # Touched, not changed: record the new mtime so the next recall skips the read.
         store.sync_page_file(scope, fingerprint, _chunks_of(store, scope, path))
-        return fingerprint
-    text = data.decode("utf-8", errors="replace")
-    store.sync_page_file(scope, fingerprint, chunk_file(path, text))
+    else:
+        store.sync_page_file(scope, fingerprint, chunk_file(path, text))
     return fingerprint
 
 

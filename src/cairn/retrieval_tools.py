@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from cairn import pages
 from cairn.code.tools import CodeTools
 from cairn.errors import InvalidInput
 from cairn.models import Hit, RecallResult
 from cairn.scope import visible_scopes
+from cairn.stats import page_stats
 from cairn.store.base import MemoryFilter
 
 KINDS = ("all", "memories", "pages")
@@ -99,12 +101,21 @@ class RetrievalTools(CodeTools):
         root = self._project_root(scope, cwd)
         if root is None:
             return []
-        files = pages.refresh(self._ctx.store, scope, root)
+        files = pages.refresh(self._ctx.store, scope, root).files
         if not files:
             return []
         found = pages.search(self._ctx.store, scope, files, text, min(limit, pages.MAX_PAGES))
         best = max((h.score for h in found), default=0.0) or 1.0
         return [_page_hit(h, h.score / best) for h in found]
+
+    def _page_stats(self, scope: str, cwd: str | Path | None) -> dict[str, Any]:
+        """`stats` → `pages`: the scope's checkout refreshed now, with what was skipped."""
+        root = self._project_root(scope, cwd)
+        if root is None:
+            return {"pages": page_stats(None, None, 0)}
+        refreshed = pages.refresh(self._ctx.store, scope, root)
+        chunks = len(self._ctx.store.pages_in(scope))
+        return {"pages": page_stats(root, refreshed, chunks)}
 
 
 def with_pages(result: RecallResult, page_hits: list[Hit], kind: str, limit: int) -> RecallResult:

@@ -5,9 +5,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from cairn.page_source import IGNORED, REASONS
 from cairn.store.base import Store
+
+if TYPE_CHECKING:
+    from cairn.pages import Refreshed
+
+MAX_SKIPPED_LISTED = 50
 
 
 def store_stats(store: Store, scopes: tuple[str, ...] | None) -> dict[str, Any]:
@@ -86,6 +93,50 @@ def index_freshness(store: Store, scopes: tuple[str, ...] | None) -> dict[str, A
         and len(health["vector_identities"]) <= 1
     )
     return health
+
+
+def page_stats(root: Path | None, refreshed: Refreshed | None, chunks: int) -> dict[str, Any]:
+    """The pages of the scope's checkout: files indexed, and files skipped by reason.
+
+    `skipped_files` names each skipped file but the git-ignored ones (at most
+    `MAX_SKIPPED_LISTED`) by its path inside the checkout, never where a symlink points; a
+    file held back for a secret gives the kinds of secret found, never the secret.
+    """
+    counts = dict.fromkeys(REASONS, 0)
+    listed: list[dict[str, Any]] = []
+    if refreshed is not None:
+        counts[IGNORED] = refreshed.ignored
+        for skip in refreshed.skipped:
+            counts[skip.reason] = counts.get(skip.reason, 0) + 1
+            entry: dict[str, Any] = {"path": skip.path, "reason": skip.reason}
+            if skip.kinds:
+                entry["kinds"] = list(skip.kinds)
+            listed.append(entry)
+    return {
+        "root": str(root) if root is not None else None,
+        "files_indexed": len(refreshed.files) if refreshed is not None else 0,
+        "chunks": chunks,
+        "skipped": counts,
+        "skipped_files": listed[:MAX_SKIPPED_LISTED],
+        "listing_failed": refreshed.listing_failed if refreshed is not None else False,
+    }
+
+
+def page_lines(pages: Mapping[str, Any] | None) -> list[str]:
+    """`page_stats` as text: one summary line, then one line per skipped file named."""
+    if not pages:
+        return []
+    skipped = ", ".join(f"{k}={v}" for k, v in pages.get("skipped", {}).items() if v)
+    failed = " (git could not say what is ignored: nothing indexed)"
+    failed = failed if pages.get("listing_failed") else ""
+    lines = [
+        f"pages: files={pages.get('files_indexed', 0)}, chunks={pages.get('chunks', 0)}, "
+        f"skipped: {skipped or '-'}{failed}"
+    ]
+    for entry in pages.get("skipped_files", []):
+        kinds = f" ({', '.join(entry['kinds'])})" if entry.get("kinds") else ""
+        lines.append(f"  skipped {entry['path']}: {entry['reason']}{kinds}")
+    return lines
 
 
 def _rate(part: int, whole: int) -> float | None:

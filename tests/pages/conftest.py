@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cairn import Cairn, pages
+from cairn import Cairn, page_source
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
 from clocks import FakeClock
@@ -47,7 +47,7 @@ def clean_git_env(
 ) -> None:
     isolate_git(tmp_path_factory, monkeypatch)
     # New files show up at once instead of after the listing cache's few seconds.
-    monkeypatch.setattr(pages, "LIST_TTL_SECONDS", 0.0)
+    monkeypatch.setattr(page_source, "LIST_TTL_SECONDS", 0.0)
 
 
 def git(path: Path, *args: str) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cairn import Cairn, InvalidInput, pages
+from cairn import Cairn, InvalidInput, page_source, pages
 
 
 def page_hits(mem: Cairn, query: str, **kw: object) -> list:  # type: ignore[type-arg]
@@ -108,7 +108,7 @@ def test_a_folder_that_is_not_a_repository_has_no_pages(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "README.md").write_text("# Plain\n\nInstall with pipx.\n")
-    assert pages.doc_files(plain) == []
+    assert page_source.list_docs(plain).files == ()
 
 
 def test_chunking_markdown_respects_code_fences_and_setext_headings() -> None:

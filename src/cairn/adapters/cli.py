@@ -19,6 +19,7 @@ from cairn.config import Settings
 from cairn.core import Cairn
 from cairn.errors import CairnError, InvalidInput
 from cairn.models import GetResult, MemoryRecord, RecallResult, to_jsonable
+from cairn.stats import page_lines
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -400,7 +401,7 @@ def import_cmd(ctx: click.Context, path: str) -> None:
 @reports_errors
 def stats(ctx: click.Context, /, as_json: bool, **opts: Any) -> None:
     """Counts by type, status and scope; vectors; store size; citation health; recall hit,
-    used and helped rates; index freshness."""
+    used and helped rates; index freshness; pages indexed and skipped (and why)."""
     with opened(ctx) as mem:
         result = mem.stats(**opts)
     if as_json:
@@ -413,6 +414,8 @@ def stats(ctx: click.Context, /, as_json: bool, **opts: Any) -> None:
     for title in ("by_type", "by_status", "by_scope", "vectors", "citations", "recall", "index"):
         counts = result.get(title) or {}
         click.echo(f"{title}: " + (", ".join(f"{k}={v}" for k, v in counts.items()) or "-"))
+    for line in page_lines(result.get("pages")):
+        click.echo(line)
 
 
 def register(command: click.Command) -> None:

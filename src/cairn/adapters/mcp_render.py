@@ -32,6 +32,7 @@ from cairn.sessions.models import (
     HistoryResult,
     TraceWrite,
 )
+from cairn.stats import page_lines
 
 SUMMARY_CHARS = 120
 
@@ -136,6 +137,7 @@ def stats(result: Mapping[str, Any]) -> str:
     for title in ("by_type", "by_status", "by_scope", "vectors"):
         counts: Mapping[str, Any] = result.get(title) or {}
         lines.append(f"{title}: " + (", ".join(f"{k}={v}" for k, v in counts.items()) or "-"))
+    lines += page_lines(result.get("pages"))
     return "\n".join(lines)
 
 
