@@ -1,0 +1,164 @@
+"""Purge erases every byte (issue 12): every version of the memory, in every table, on both
+backends; a purge that fails part-way changes nothing.
+
+The purged memory is corrected twice, so its history chain has three rows; each version, its
+tags, reason, source ref, diff and trace carry a marker word of their own. Markers are checked
+by their tails (`...vorp`): FTS5 stores a term after the first on a page as a suffix of the
+term before it, so a marker's first letters may be shared with its neighbour's, never its tail.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from cairn import Cairn
+from cairn.errors import Conflict, StoreError
+from cairn.models import Memory
+
+SCOPE = "project:purge"
+MARKERS = {
+    "first": "zqxfirstvorp",
+    "second": "zqxsecondvorp",
+    "third": "zqxthirdvorp",
+    "tag": "zqxtagvorp",
+    "reason": "zqxreasonvorp",
+    "why": "zqxwhyvorp",
+    "source": "zqxsourcevorp",
+    "diff": "zqxdiffvorp",
+    "trace": "zqxtracevorp",
+}
+TAILS = [marker[3:] for marker in MARKERS.values()]
+
+
+def write_chain(mem: Cairn) -> list[str]:
+    """Three versions of one memory amid session neighbours; returns their refs, oldest first."""
+    session = mem.activate("rotate the staging codename", scope=SCOPE).session_id
+    for i in range(3):
+        mem.remember(f"Staging note {i}: the build runs nightly.", type="fact", scope=SCOPE,
+                     session_id=session, dedup=False)  # fmt: skip
+    first = mem.remember(
+        f"The staging codename is {MARKERS['first']}.",
+        type="fact",
+        scope=SCOPE,
+        tags=[MARKERS["tag"]],
+        reason=f"read in {MARKERS['reason']}",
+        source_ref=f"docs/{MARKERS['source']}.md",
+        diff_text=f"+codename = {MARKERS['diff']}",
+        error_trace=f"KeyError: {MARKERS['trace']}",
+        session_id=session,
+    )
+    for i in range(3):
+        mem.remember(f"Release note {i}: the cache warms up first.", type="fact", scope=SCOPE,
+                     session_id=session, dedup=False)  # fmt: skip
+    second = mem.correct(first.memory_id, f"The staging codename is {MARKERS['second']}.",
+                         reason=f"renamed, {MARKERS['why']}", scope=SCOPE)  # fmt: skip
+    third = mem.correct(second.memory_id, f"The staging codename is {MARKERS['third']}.",
+                        reason="renamed again", scope=SCOPE)  # fmt: skip
+    return [first.memory_id, second.memory_id, third.memory_id]
+
+
+def memories(mem: Cairn, refs: list[str]) -> list[Memory]:
+    return [record.memory for record in mem.get_memory(refs, scope=SCOPE).records]
+
+
+def rows_holding_markers(mem: Cairn) -> list[tuple[str, str]]:
+    """(table, marker tail) for every row of every table, shadow tables included, whose text
+    holds a marker; read with the backend's own driver, around the store's API."""
+    if mem.store.backend == "sqlite":
+        return list(_sqlite_rows(mem.store.location))
+    return list(_postgres_rows(_url(mem)))
+
+
+def _sqlite_rows(path: str) -> Iterator[tuple[str, str]]:
+    with sqlite3.connect(path) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for name in names:
+            for row in conn.execute(f'SELECT * FROM "{name}"'):
+                yield from _hits(name, row)
+
+
+def _postgres_rows(url: str) -> Iterator[tuple[str, str]]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+            "current_schema() AND table_type = 'BASE TABLE'"
+        ).fetchall()
+        for (name,) in tables:
+            for (text,) in conn.execute(f'SELECT t::text FROM "{name}" t'):
+                yield from _hits(name, (text,))
+        stats = conn.execute(
+            "SELECT tablename, concat(most_common_vals::text, histogram_bounds::text,"
+            " most_common_elems::text) FROM pg_stats WHERE schemaname = current_schema()"
+        ).fetchall()
+        for name, text in stats:
+            yield from _hits(f"pg_stats:{name}", (text,))
+
+
+def _hits(table: str, row: tuple[Any, ...]) -> Iterator[tuple[str, str]]:
+    for cell in row:
+        data = cell if isinstance(cell, bytes) else str(cell).encode("utf-8")
+        for tail in TAILS:
+            if tail.encode() in data:
+                yield table, tail
+
+
+def _url(mem: Cairn) -> str:
+    url = mem.store.location
+    assert "://" in url
+    return url
+
+
+def test_purge_erases_every_version_and_keeps_a_tombstone_for_each(mem: Cairn) -> None:
+    refs = write_chain(mem)
+    assert rows_holding_markers(mem)  # the scan sees the markers before the purge
+    tombstone = mem.purge(refs[-1], scope=SCOPE)
+    for memory in memories(mem, refs):
+        assert memory.status == "purged" and memory.content == "" and memory.tags == ()
+        assert memory.reason is None and memory.source_ref is None and memory.diff_files == ()
+        assert memory.summary == "[purged]" and memory.content_hash == "purged"
+    purges = [e for e in mem.store.iter_events() if e.kind == "purge"]
+    assert tombstone in [e.ref for e in purges]
+    assert sorted(e.payload["purged"] for e in purges) == sorted(refs)
+    ids = [int(ref[4:]) for ref in refs]
+    assert mem.store.get_vectors(ids, mem.embedder.identity) == {}
+    for marker in MARKERS.values():
+        assert not set(refs) & set(mem.recall(marker, scope=SCOPE, cut=False).refs)
+    with pytest.raises(Conflict, match="already purged"):
+        mem.purge(refs[0], scope=SCOPE)
+
+
+def test_no_row_of_any_table_holds_a_purged_word(mem: Cairn) -> None:
+    refs = write_chain(mem)
+    mem.purge(refs[1], scope=SCOPE)  # a middle version names the whole chain
+    assert rows_holding_markers(mem) == []
+
+
+def test_a_purge_that_fails_part_way_changes_nothing(
+    mem: Cairn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refs = write_chain(mem)
+    before = memories(mem, refs)
+    events = list(mem.store.iter_events())
+    erase = mem.store.erase_memories
+
+    def erase_then_fail(memory_ids: Any) -> None:
+        erase(memory_ids)
+        raise StoreError("the disk filled up")
+
+    monkeypatch.setattr(mem.store, "erase_memories", erase_then_fail)
+    with pytest.raises(StoreError, match="disk filled"):
+        mem.purge(refs[-1], scope=SCOPE)
+    assert memories(mem, refs) == before
+    assert list(mem.store.iter_events()) == events
+    ids = [int(ref[4:]) for ref in refs]
+    assert set(mem.store.get_vectors(ids, mem.embedder.identity)) == set(ids)
+    # Recalled by a word of its own, not the marker: a recall event records its query.
+    assert refs[-1] in mem.recall("staging codename", scope=SCOPE, cut=False).refs
+    monkeypatch.undo()
+    mem.purge(refs[-1], scope=SCOPE)
+    assert rows_holding_markers(mem) == []
