@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
 from cairn import Cairn
-from cairn.errors import Conflict, StoreError
+from cairn.config import Settings
+from cairn.embeddings.hashing import HashingEmbedder
+from cairn.errors import Conflict, StoreBusy, StoreError
 from cairn.models import Memory
+from cairn.store.postgres.erase import VACUUM_FULL
 
 SCOPE = "project:purge"
 MARKERS = {
@@ -162,3 +167,110 @@ def test_a_purge_that_fails_part_way_changes_nothing(
     monkeypatch.undo()
     mem.purge(refs[-1], scope=SCOPE)
     assert rows_holding_markers(mem) == []
+
+
+# the files ---------------------------------------------------------------------------------
+def file_tails(*paths: Path) -> dict[str, list[str]]:
+    """Marker tails found in the raw bytes of each file that exists."""
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        data = path.read_bytes() if path.exists() else b""
+        found[path.name] = [tail for tail in TAILS if tail.encode() in data]
+    return found
+
+
+def open_cairn(location: str, settings: Settings, tmp_path: Path) -> Cairn:
+    return Cairn.open(location, settings=settings, embedder=HashingEmbedder(), cwd=tmp_path)
+
+
+def test_sqlite_main_file_and_log_hold_no_purged_byte(settings: Settings, tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    files = (path, Path(f"{path}-wal"))
+    mem = open_cairn(str(path), settings, tmp_path)
+    refs = write_chain(mem)
+    other = sqlite3.connect(path)  # another connection keeps the store open throughout
+    assert other.execute("SELECT count(*) FROM memories").fetchone()[0] > 3
+    assert any(file_tails(*files).values())
+    mem.purge(refs[-1], scope=SCOPE)
+    assert file_tails(*files) == {"memory.db": [], "memory.db-wal": []}
+    assert files[1].stat().st_size == 0  # the log was emptied, not only checkpointed
+    mem.close()
+    other.close()
+    assert file_tails(*files) == {"memory.db": [], "memory.db-wal": []}
+
+
+def test_a_store_written_before_secure_delete_is_rebuilt_by_its_first_purge(
+    settings: Settings, tmp_path: Path
+) -> None:
+    path = tmp_path / "memory.db"
+    mem = open_cairn(str(path), settings, tmp_path)
+    assert mem.store.get_meta("freed_space") == "zeroed"  # a new store never freed unzeroed
+    keep = mem.remember("The nightly build runs at two.", type="fact", scope=SCOPE)
+    gone = mem.remember("A note to purge later.", type="fact", scope=SCOPE)
+    mem.close()
+    # An older cairn: no migration 0007, and a deleted row left in free space, not zeroed.
+    with sqlite3.connect(path) as raw:
+        raw.execute("PRAGMA secure_delete = OFF")
+        raw.execute("DELETE FROM schema_migrations WHERE version = 7")
+        raw.execute("DELETE FROM meta WHERE key = 'freed_space'")
+        raw.execute("INSERT INTO meta (key, value) VALUES ('old', ?)", (MARKERS["first"] * 4,))
+        raw.execute("DELETE FROM meta WHERE key = 'old'")
+    raw.close()
+    assert file_tails(path)["memory.db"] == [TAILS[0]]
+    mem = open_cairn(str(path), settings, tmp_path)
+    assert mem.store.get_meta("freed_space") == "unscrubbed"
+    mem.purge(gone.memory_id, scope=SCOPE)
+    assert mem.store.get_meta("freed_space") == "zeroed"
+    assert file_tails(path, Path(f"{path}-wal")) == {"memory.db": [], "memory.db-wal": []}
+    assert mem.get_memory([keep.memory_id], scope=SCOPE).records[0].memory.status == "active"
+    mem.close()
+
+
+def test_a_reader_holding_the_log_open_makes_purge_say_so(
+    settings: Settings, tmp_path: Path
+) -> None:
+    path = tmp_path / "memory.db"
+    mem = open_cairn(str(path), replace(settings, busy_timeout_ms=50), tmp_path)
+    refs = write_chain(mem)
+    reader = sqlite3.connect(path, isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM memories").fetchone()  # holds its snapshot
+    with pytest.raises(StoreBusy, match="-wal may still hold"):
+        mem.purge(refs[-1], scope=SCOPE)
+    assert {m.status for m in memories(mem, refs)} == {"purged"}  # the purge itself committed
+    reader.execute("ROLLBACK")
+    reader.close()
+    mem.close()
+    assert file_tails(path, Path(f"{path}-wal")) == {"memory.db": [], "memory.db-wal": []}
+
+
+@pytest.mark.postgres
+def test_postgres_data_files_hold_no_purged_byte_after_the_documented_vacuum_full(
+    postgres_database_url: str, settings: Settings, tmp_path: Path
+) -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    assert VACUUM_FULL in readme  # the command the README gives is the one tested here
+    with open_cairn(postgres_database_url, settings, tmp_path) as mem:
+        refs = write_chain(mem)
+        with psycopg.connect(postgres_database_url, autocommit=True) as conn:
+            conn.execute("ANALYZE")  # statistics that sample the markers, as autovacuum would
+            mem.purge(refs[-1], scope=SCOPE)
+            assert rows_holding_markers(mem) == []
+            conn.execute(VACUUM_FULL)
+            conn.execute("CHECKPOINT")  # the rewritten pages reach the files
+            files = _relation_files(conn)
+    assert len(files) > 50
+    assert [(f.name, t) for f in files for t in TAILS if t.encode() in f.read_bytes()] == []
+
+
+def _relation_files(conn: psycopg.Connection[Any]) -> list[Path]:
+    """Every relation file of the database (tables, TOAST, indexes, catalogs), or a skip when
+    the server's data directory is not on this machine."""
+    row = conn.execute("SELECT current_setting('data_directory', true)").fetchone()
+    root = Path(row[0]) if row and row[0] else None
+    if root is None or not root.is_dir():
+        pytest.skip("the PostgreSQL data directory is not readable from the tests")
+    paths = conn.execute(
+        "SELECT pg_relation_filepath(oid) FROM pg_class WHERE relkind IN ('r', 't', 'i', 'm')"
+    ).fetchall()
+    return [root / p for (p,) in paths if p is not None and (root / p).is_file()]

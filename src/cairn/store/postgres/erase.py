@@ -38,6 +38,8 @@ TOUCHED_TABLES = (
     "citations",
     "tidy_proposals",
 )
+# What erases the bytes VACUUM leaves (README, purge): rewrites each table and its indexes.
+VACUUM_FULL = f"VACUUM FULL {', '.join(TOUCHED_TABLES)}, pg_statistic"
 # Rows keyed by memory id that hold a memory's text or an image of it (vectors).
 _PER_MEMORY = ("vectors", "windows", "lexical", "memory_tags", "citations")
 
