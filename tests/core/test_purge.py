@@ -10,6 +10,7 @@ term before it, so a marker's first letters may be shared with its neighbour's, 
 from __future__ import annotations
 
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +18,9 @@ from typing import Any
 
 import psycopg
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from cairn import Cairn
 from cairn.config import Settings
@@ -211,7 +215,7 @@ def test_a_store_written_before_secure_delete_is_rebuilt_by_its_first_purge(
     # An older cairn: no migration 0007, and a deleted row left in free space, not zeroed.
     with sqlite3.connect(path) as raw:
         raw.execute("PRAGMA secure_delete = OFF")
-        raw.execute("DELETE FROM schema_migrations WHERE version = 7")
+        raw.execute("DELETE FROM schema_migrations WHERE name = 'secure_erase'")
         raw.execute("DELETE FROM meta WHERE key = 'freed_space'")
         raw.execute("INSERT INTO meta (key, value) VALUES ('old', ?)", (MARKERS["first"] * 4,))
         raw.execute("DELETE FROM meta WHERE key = 'old'")
@@ -274,3 +278,40 @@ def _relation_files(conn: psycopg.Connection[Any]) -> list[Path]:
         "SELECT pg_relation_filepath(oid) FROM pg_class WHERE relkind IN ('r', 't', 'i', 'm')"
     ).fetchall()
     return [root / p for (p,) in paths if p is not None and (root / p).is_file()]
+
+
+def chain_of(mem: Cairn, length: int, neighbours: int) -> list[str]:
+    """`length` versions of one memory, each with a marker, `neighbours` memories after the
+    first in its session."""
+    session = mem.activate("write a chain", scope=SCOPE).session_id
+    first = mem.remember(f"Version zero says {MARKERS['first']}.", type="fact", scope=SCOPE,
+                         tags=[MARKERS["tag"]], session_id=session)  # fmt: skip
+    for i in range(neighbours):
+        mem.remember(f"Neighbour {i} about the nightly build.", type="fact", scope=SCOPE,
+                     session_id=session, dedup=False)  # fmt: skip
+    refs = [first.memory_id]
+    for marker in list(MARKERS.values())[1:length]:
+        new = mem.correct(refs[-1], f"Now it says {marker}.", reason=f"as {MARKERS['why']}",
+                          scope=SCOPE)  # fmt: skip
+        refs.append(new.memory_id)
+    return refs
+
+
+@hsettings(max_examples=12, deadline=None)
+@given(
+    length=st.integers(min_value=1, max_value=4),
+    named=st.integers(min_value=0, max_value=3),
+    neighbours=st.integers(min_value=0, max_value=3),
+)
+def test_naming_any_version_erases_the_whole_chain_from_the_files(
+    length: int, named: int, neighbours: int
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        path = root / "memory.db"
+        with open_cairn(str(path), Settings(home=root / "home", embedder="hashing"), root) as mem:
+            refs = chain_of(mem, length, neighbours)
+            mem.purge(refs[named % length], scope=SCOPE)
+            assert {m.status for m in memories(mem, refs)} == {"purged"}
+            assert list(_sqlite_rows(str(path))) == []
+            assert file_tails(path, Path(f"{path}-wal")) == {"memory.db": [], "memory.db-wal": []}

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import psycopg.errors
+
 from cairn.errors import StoreError
 from cairn.store.postgres.connection import Conn, Database
 
@@ -75,9 +77,12 @@ def _clear_stale_statistics(conn: Conn) -> None:
     for table in TOUCHED_TABLES:
         if conn.execute(f"SELECT EXISTS (SELECT 1 FROM {table})").fetchone() == (True,):
             continue
-        conn.execute(
-            "SELECT pg_clear_attribute_stats(current_schema(), %(table)s, s.attname::text,"
-            " s.inherited) FROM pg_stats s WHERE s.schemaname = current_schema()"
-            " AND s.tablename = %(table)s",
-            {"table": table},
-        )
+        try:
+            conn.execute(
+                "SELECT pg_clear_attribute_stats(current_schema(), %(table)s, s.attname::text,"
+                " s.inherited) FROM pg_stats s WHERE s.schemaname = current_schema()"
+                " AND s.tablename = %(table)s",
+                {"table": table},
+            )
+        except psycopg.errors.InsufficientPrivilege:
+            continue  # a role that does not own the table: as on older servers (README)

@@ -77,9 +77,9 @@ class EraseRows:
 
     def _still_held(self, why: str) -> StoreBusy:
         return StoreBusy(
-            f"the purge is committed, but {self._db.path}-wal may still hold the old text "
-            f"({why}): close the other processes using the store; SQLite empties the log "
-            "when the last connection to it closes."
+            f"the purge is committed, but {self._db.path} or its -wal may still hold the old "
+            f"text ({why}): close the other processes using the store. SQLite empties the log "
+            "when the last connection to it closes; the next purge finishes the rest."
         )
 
 
