@@ -147,14 +147,15 @@ def purge(ctx: Context, ref: str, scope: str) -> str:
     without it, and the store deletes every derived copy; after the commit the store removes
     what the deleted rows left on disk. Returns the tombstone event of the memory named.
     """
-    memory = load_visible(ctx, ref, scope)
-    if memory.status == "purged":
-        raise Conflict(f"{memory.ref} was already purged.")
-    versions = _versions(ctx, memory)
-    ids = [version.id for version in versions]
     now, store = ctx.clock(), ctx.store
     tombstones: dict[int, int] = {}
     with store.transaction():
+        # Read under the write lock, so no correction can add a version the purge misses.
+        memory = load_visible(ctx, ref, scope)
+        if memory.status == "purged":
+            raise Conflict(f"{memory.ref} was already purged.")
+        versions = _versions(ctx, memory)
+        ids = [version.id for version in versions]
         for version in versions:
             store.update_memory(version.id, _blanked(version, now))
             store.redact_events(version.id, note=f"purged {version.ref}")
