@@ -298,7 +298,8 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         return history.forget(self._ctx, ref, reason, self.scope_for(scope, cwd)).ref
 
     def purge(self, ref: str, *, scope: str | None = None, cwd: str | Path | None = None) -> str:
-        """Erase a memory's content and embedding (e.g. a leaked secret); a tombstone remains."""
+        """Erase a memory and every version of it (e.g. a leaked secret), every byte; tombstone
+        events remain. Returns the memory's tombstone event ref."""
         return history.purge(self._ctx, ref, self.scope_for(scope, cwd))
 
     # whole store -------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import datetime
 
 from cairn import neighbours
 from cairn.code.records import UNCHECKED, CitationCheck
@@ -138,36 +139,63 @@ def forget(ctx: Context, ref: str, reason: str, scope: str) -> Memory:
 
 
 def purge(ctx: Context, ref: str, scope: str) -> str:
-    """Erase content, summary, free text and embedding; keep a tombstone event without content."""
-    memory = load_visible(ctx, ref, scope)
-    if memory.status == "purged":
-        raise Conflict(f"{memory.ref} was already purged.")
-    now = ctx.clock()
-    with ctx.store.transaction():
-        ctx.store.update_memory(
-            memory.id,
-            {
-                "status": "purged",
-                "content": "",
-                "summary": "[purged]",
-                "reason": None,
-                "diff_text": None,
-                "error_trace": None,
-                "tags": (),
-                "source_ref": None,
-                "until": memory.until or now,
-            },
-        )
-        ctx.store.delete_vector(memory.id)
-        ctx.store.delete_lexical(memory.id)
-        neighbours.after_purge(ctx.store, memory.id)
-        ctx.store.redact_events(memory.id, note=f"purged {memory.ref}")
-        event_id = ctx.store.add_event(
-            NewEvent(
-                "purge", memory.scope, None, now, ctx.integration, memory.id, {"purged": memory.ref}
+    """Erase a memory and every version of it, keeping tombstones without content.
+
+    The versions are the whole correction chain (what the memory replaced and what replaced
+    it): a leaked secret corrected away is still in the versions before. In one transaction
+    each version's text columns are blanked, its events redacted, its neighbours re-indexed
+    without it, and the store deletes every derived copy; after the commit the store removes
+    what the deleted rows left on disk. Returns the tombstone event of the memory named.
+    """
+    now, store = ctx.clock(), ctx.store
+    tombstones: dict[int, int] = {}
+    with store.transaction():
+        # Read under the write lock, so no correction can add a version the purge misses.
+        memory = load_visible(ctx, ref, scope)
+        if memory.status == "purged":
+            raise Conflict(f"{memory.ref} was already purged.")
+        versions = _versions(ctx, memory)
+        ids = [version.id for version in versions]
+        for version in versions:
+            store.update_memory(version.id, _blanked(version, now))
+            store.redact_events(version.id, note=f"purged {version.ref}")
+        neighbours.after_purge(store, ids)
+        store.erase_memories(ids)
+        for version in versions:
+            if version.status == "purged":
+                continue  # purged before: its tombstone exists
+            payload: dict[str, object] = {"purged": version.ref}
+            if version.id != memory.id:
+                payload["version_of"] = memory.ref
+            tombstones[version.id] = store.add_event(
+                NewEvent("purge", version.scope, None, now, ctx.integration, version.id, payload)
             )
-        )
-    return event_ref(event_id)
+    store.erase_freed()
+    return event_ref(tombstones[memory.id])
+
+
+def _versions(ctx: Context, memory: Memory) -> list[Memory]:
+    """The memory and every version in its correction chain, oldest first."""
+    older = _walk(ctx, memory, backwards=True)
+    chain = [*reversed(older), memory, *_walk(ctx, memory, backwards=False)]
+    return list({version.id: version for version in chain}.values())
+
+
+def _blanked(memory: Memory, now: datetime) -> dict[str, object]:
+    return {
+        "status": "purged",
+        "content": "",
+        "summary": "[purged]",
+        "reason": None,
+        "diff_text": None,
+        "diff_files": (),
+        "error_trace": None,
+        "tags": (),
+        "source_ref": None,
+        # The hash of a short secret is as good as the secret to whoever can guess it.
+        "content_hash": "purged",
+        "until": memory.until or now,
+    }
 
 
 def _require_reason(reason: str, verb: str) -> str:
@@ -208,18 +236,23 @@ def get_memories(
 
 
 def _chain(ctx: Context, memory: Memory, *, backwards: bool) -> list[HistoryEntry]:
-    entries: list[HistoryEntry] = []
+    return [_entry(version) for version in _walk(ctx, memory, backwards=backwards)]
+
+
+def _walk(ctx: Context, memory: Memory, *, backwards: bool) -> list[Memory]:
+    """The versions before (`backwards`) or after the memory, nearest first."""
+    found: list[Memory] = []
     current = memory
     for _ in range(_MAX_CHAIN):
         next_id = current.replaces if backwards else current.replaced_by
         if next_id is None:
             break
-        found = ctx.store.get_memories([next_id])
-        if not found:
+        loaded = ctx.store.get_memories([next_id])
+        if not loaded:
             break
-        current = found[0]
-        entries.append(_entry(current))
-    return entries
+        current = loaded[0]
+        found.append(current)
+    return found
 
 
 def _entry(memory: Memory) -> HistoryEntry:

@@ -45,11 +45,14 @@ def after_write(store: Store, memory_id: int, identity: str) -> None:
         refresh(store, window, [identity])
 
 
-def after_purge(store: Store, memory_id: int) -> None:
-    """Take a purged memory's text and vector out of its neighbours' context and windows."""
-    window = store.session_windows([memory_id], _REACH).get(memory_id, (memory_id,))
-    store.delete_window(memory_id)
-    affected = [other for other in window if other != memory_id]
+def after_purge(store: Store, memory_ids: Sequence[int]) -> None:
+    """Take purged memories' text and vectors out of their neighbours' context and windows.
+
+    The memories are already marked purged; their own rows (vectors, windows, lexical entries)
+    are the store's to delete (`erase_memories`)."""
+    purged = set(memory_ids)
+    windows = store.session_windows(list(purged), _REACH)
+    affected = sorted({other for window in windows.values() for other in window} - purged)
     if affected:
         refresh(store, affected, list(store.vector_identities()))
 
@@ -69,13 +72,14 @@ def refresh(store: Store, memory_ids: Sequence[int], identities: Sequence[str]) 
     members = sorted({other for window in windows.values() for other in window})
     memories = {m.id: m for m in store.get_memories(members)}
     vectors = {identity: store.get_vectors(members, identity) for identity in identities}
+    erased = {mid for mid, memory in memories.items() if memory.status == "purged"}
     for memory_id, window in windows.items():
+        if memory_id in erased:
+            continue  # a purged memory has no index entry left to refresh
         before, after = _split(window, memory_id)
-        neighbours = [*before, *after]
+        neighbours = [other for other in (*before, *after) if other not in erased]
         context = " ".join(
-            " ".join(analyze(memories[other].content))
-            for other in neighbours
-            if other in memories and memories[other].status != "purged"
+            " ".join(analyze(memories[other].content)) for other in neighbours if other in memories
         )
         store.set_lexical_context(memory_id, context)
         for identity, found in vectors.items():

@@ -348,9 +348,9 @@ def forget(ctx: click.Context, /, ref: str, reason: str, **opts: Any) -> None:
 @click.pass_context
 @reports_errors
 def purge(ctx: click.Context, /, ref: str, yes: bool, **opts: Any) -> None:
-    """Erase REF's content and embedding for good (a tombstone event remains)."""
+    """Erase REF and every version of it for good (tombstone events remain)."""
     if not yes and sys.stdin.isatty():
-        click.confirm(f"Erase the content of {ref} permanently?", abort=True)
+        click.confirm(f"Erase {ref} and every version of it permanently?", abort=True)
     with opened(ctx) as mem:
         tombstone = mem.purge(ref, **opts)
     click.echo(f"{ref} purged (tombstone {tombstone})")

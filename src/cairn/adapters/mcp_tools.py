@@ -214,8 +214,8 @@ class MemoryTools:
         )
 
     async def purge(self, ctx: Ctx, ref: Ref, scope: Scope = None, cwd: Cwd = None) -> ToolResult:
-        """Erase a memory's content and embedding for good, e.g. a leaked secret. Only a
-        tombstone event remains. Cannot be undone; prefer forget for claims that stopped
+        """Erase a memory and every version of it for good, e.g. a leaked secret. Only
+        tombstone events remain. Cannot be undone; prefer forget for claims that stopped
         being true."""
         return await self._b.call(
             ctx,

@@ -67,6 +67,8 @@ UPDATABLE_FIELDS = frozenset(
         "tags",
         "source_ref",
         "source_event_id",
+        "diff_files",
+        "content_hash",
     }
 )
 
@@ -401,7 +403,26 @@ class CopyStore(Protocol):
     def set_meta(self, key: str, value: str | None) -> None: ...
 
 
-class Store(SessionStore, CodeStore, LessonStore, ContextStore, PageStore, CopyStore, Protocol):
+class EraseStore(Protocol):
+    """Purge (issue 12): what a backend does so that no byte of a purged memory remains.
+
+    The core blanks the memory rows, redacts their events and refreshes their neighbours; then,
+    still in the purge transaction, `erase_memories` deletes every other row that holds the
+    memories' text or an image of it (own and window vectors, lexical entries, tag rows,
+    citations, tidy proposals naming them) and whatever the backend's index keeps of deleted
+    entries. After the commit, `erase_freed` removes the bytes the deleted and rewritten rows
+    left on disk (SQLite: zeroed pages, an emptied write-ahead log; PostgreSQL: VACUUM); it
+    raises `StoreBusy` when another connection keeps it from finishing.
+    """
+
+    def erase_memories(self, memory_ids: Sequence[int]) -> None: ...
+
+    def erase_freed(self) -> None: ...
+
+
+class Store(
+    SessionStore, CodeStore, LessonStore, ContextStore, PageStore, CopyStore, EraseStore, Protocol
+):
     @property
     def location(self) -> str: ...
 

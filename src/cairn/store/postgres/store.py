@@ -35,6 +35,7 @@ from cairn.store.postgres.code import CodeRows
 from cairn.store.postgres.connection import Conn, Database
 from cairn.store.postgres.context import ContextRows
 from cairn.store.postgres.copy import CopyRows
+from cairn.store.postgres.erase import EraseRows
 from cairn.store.postgres.filters import filter_sql
 from cairn.store.postgres.lessons import LessonRows
 from cairn.store.postgres.options import PoolOptions, redact, split_url
@@ -69,7 +70,7 @@ _WRITE_TAGS = (
 
 
 class PostgresStore(
-    SessionRows, ProcedureRows, CodeRows, LessonRows, ContextRows, PageRows, CopyRows
+    SessionRows, ProcedureRows, CodeRows, LessonRows, ContextRows, PageRows, CopyRows, EraseRows
 ):
     """A cairn store in a PostgreSQL database with the pgvector extension.
 

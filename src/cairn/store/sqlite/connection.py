@@ -58,6 +58,9 @@ class Connections:
             ) from exc
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
         conn.execute("PRAGMA foreign_keys = ON")
+        # Zero what deletes and rewrites free, so a purged memory's text leaves no trace in
+        # free space within pages or on the freelist (cairn.store.sqlite.erase).
+        conn.execute("PRAGMA secure_delete = ON")
         if self.path != ":memory:":
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")

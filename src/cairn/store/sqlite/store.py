@@ -28,6 +28,7 @@ from cairn.store.sqlite.code import CodeRows
 from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections, ensure_parent, migrate
 from cairn.store.sqlite.context import ContextRows
 from cairn.store.sqlite.copy import CopyRows
+from cairn.store.sqlite.erase import EraseRows
 from cairn.store.sqlite.lessons import LessonRows
 from cairn.store.sqlite.pages import PageRows
 from cairn.store.sqlite.procedures import ProcedureRows
@@ -56,7 +57,7 @@ _POOL_RANK = "bm25(lexical, 1.0, 0.7, 0.5, 0.3, 0.45)"
 
 
 class SqliteStore(
-    SessionRows, ProcedureRows, CodeRows, LessonRows, ContextRows, PageRows, CopyRows
+    SessionRows, ProcedureRows, CodeRows, LessonRows, ContextRows, PageRows, CopyRows, EraseRows
 ):
     backend = "sqlite"
 

@@ -1,0 +1,107 @@
+"""Purge for the SQLite backend: every copy of purged memories' text, removed for good.
+
+`erase_memories` runs inside the purge transaction, after the core has blanked the memory rows,
+redacted their events and refreshed their neighbours' context and windows. It deletes the
+memories' own vectors, window vectors, lexical entries, citation rows and the tidy proposals
+that name them (a merge proposal quotes both texts), then merges the lexical index into one
+segment (FTS5 `'optimize'`): an FTS5 delete only appends a tombstone, and the deleted terms
+stay in the older segments of `lexical_data` / `lexical_idx` until a merge drops them. FTS5's
+`secure-delete` option removes them at the delete instead, but it needs SQLite 3.44 (Python
+ships older ones: 3.40 here) and a table with it set cannot be read by an older SQLite, so the
+merge it is; its cost grows with the index (see the README's purge section).
+
+`erase_freed` runs after the commit. Every connection zeroes what it frees (`PRAGMA
+secure_delete = ON`, connection.py), so the deleted rows, the rewritten cells and the merged
+segments leave zeros behind. What remains is the write-ahead log, which holds every page image
+written since the last checkpoint, the memory's text included: `PRAGMA wal_checkpoint(TRUNCATE)`
+copies the newest pages into the main file and empties the log. It waits, up to the busy
+timeout, for other connections to finish their reads; if one keeps reading longer,
+`StoreBusy` says the log still holds the text. A store written before secure_delete was on
+(`meta.freed_space` = 'unscrubbed', migration 0007) may hold old text in freed space anywhere,
+so its first purge also rebuilds the file once (VACUUM, with its temporary copy in memory).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from cairn.errors import StoreBusy, StoreError
+from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections
+
+_CHUNK = 500
+
+
+class EraseRows:
+    _db: Connections
+
+    def erase_memories(self, memory_ids: Sequence[int]) -> None:
+        ids = sorted(set(memory_ids))
+        if not ids:
+            return
+        with self._db.transaction() as conn:
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start : start + _CHUNK]
+                marks = ", ".join("?" for _ in chunk)
+                for table, column in _PER_MEMORY:
+                    conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)
+                conn.execute(
+                    "DELETE FROM tidy_proposals WHERE EXISTS (SELECT 1 FROM "
+                    f"json_each(tidy_proposals.memory_ids) WHERE value IN ({marks}))",
+                    chunk,
+                )
+            conn.execute("INSERT INTO lexical (lexical) VALUES ('optimize')")
+            conn.execute(BUMP_LEXGEN)
+            # Vectors and windows left: the dense caches reload.
+            conn.execute(
+                "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
+                "WHERE key = 'epoch'"
+            )
+
+    def erase_freed(self) -> None:
+        if self._db.path == ":memory:":
+            return  # nothing on disk
+        if self._db.in_transaction:
+            raise StoreError("erase_freed runs after the purge commits, not inside a transaction")
+        conn = self._db.get()
+        try:
+            if _meta(conn, "freed_space") == "unscrubbed":
+                _vacuum(conn)
+                with self._db.transaction() as tx:
+                    tx.execute("UPDATE meta SET value = 'zeroed' WHERE key = 'freed_space'")
+            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.OperationalError as exc:
+            raise self._still_held(str(exc)) from exc
+        if busy:
+            raise self._still_held("another connection kept reading")
+
+    def _still_held(self, why: str) -> StoreBusy:
+        return StoreBusy(
+            f"the purge is committed, but {self._db.path} or its -wal may still hold the old "
+            f"text ({why}): close the other processes using the store. SQLite empties the log "
+            "when the last connection to it closes; the next purge finishes the rest."
+        )
+
+
+# Rows keyed by memory id that hold a memory's text or an image of it (vectors).
+_PER_MEMORY = (
+    ("vectors", "memory_id"),
+    ("windows", "memory_id"),
+    ("lexical", "rowid"),
+    ("lexical_lengths", "memory_id"),
+    ("memory_tags", "memory_id"),
+    ("citations", "memory_id"),
+)
+
+
+def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _vacuum(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA temp_store = MEMORY")  # no temporary copy of the store on disk
+    try:
+        conn.execute("VACUUM")
+    finally:
+        conn.execute("PRAGMA temp_store = DEFAULT")
