@@ -42,11 +42,23 @@ _V1_TIMES = {
 
 def export_lines(store: Store) -> Iterator[str]:
     tables = store.table_names()
-    yield _dump({"format": FORMAT, "version": VERSION, "backend": store.backend, "tables": tables})
+    yield header_line(store.backend, tables)
     for name in tables:
         for row in store.dump_table(name):
-            yield _dump({"record": "row", "table": name, "row": row})
-    yield _dump({"record": "sequences", "sequences": store.sequences()})
+            yield row_line(name, row)
+    yield sequences_line(store.sequences())
+
+
+def header_line(backend: str, tables: list[str]) -> str:
+    return _dump({"format": FORMAT, "version": VERSION, "backend": backend, "tables": tables})
+
+
+def row_line(table: str, row: Mapping[str, Any]) -> str:
+    return _dump({"record": "row", "table": table, "row": row})
+
+
+def sequences_line(sequences: Mapping[str, int]) -> str:
+    return _dump({"record": "sequences", "sequences": dict(sequences)})
 
 
 def export_to(store: Store, out: IO[str]) -> int:

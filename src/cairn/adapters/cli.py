@@ -11,13 +11,15 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import wraps
+from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import click
 
+from cairn.adapters.cli_root import CairnGroup
 from cairn.config import Settings
 from cairn.core import Cairn
-from cairn.errors import CairnError, InvalidInput
+from cairn.errors import CairnError, InvalidInput, NotFound, StoreError
 from cairn.models import GetResult, MemoryRecord, RecallResult, to_jsonable
 
 P = ParamSpec("P")
@@ -40,10 +42,25 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def store_location(ctx: click.Context) -> str:
+    """Where the store is; a `--store` file in a missing directory is refused, not created
+    (a mistyped path would otherwise grow a new, empty store somewhere unexpected)."""
+    location: str = ctx.obj["store"]
+    if ctx.obj.get("explicit") and not location.startswith(("postgresql://", "postgres://")):
+        path = location[len("sqlite:///") - 1 :] if location.startswith("sqlite:///") else location
+        parent = Path(path).expanduser().parent
+        if path != ":memory:" and not parent.is_dir():
+            raise StoreError(
+                f"the directory {parent} of --store {location} does not exist; create it "
+                f"(mkdir -p {parent}) or pass another --store."
+            )
+    return location
+
+
 @contextmanager
 def opened(ctx: click.Context) -> Iterator[Cairn]:
     settings: Settings = ctx.obj["settings"]
-    mem = Cairn.open(ctx.obj["store"], settings=settings, integration="cli")
+    mem = Cairn.open(store_location(ctx), settings=settings, integration="cli")
     try:
         yield mem
     finally:
@@ -70,12 +87,14 @@ def json_object(text: str | None, option: str) -> dict[str, Any] | None:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{option} is not valid JSON ({exc.msg}); give an object.") from None
+    except RecursionError:
+        raise InvalidInput(f"{option} nests too deeply to read; give a flat object.") from None
     if not isinstance(value, dict):
         raise InvalidInput(f'{option} must be a JSON object such as {{"platform": "iOS"}}.')
     return value
 
 
-@click.group()
+@click.group(cls=CairnGroup)
 @click.option(
     "--store",
     "store",
@@ -86,7 +105,11 @@ def json_object(text: str | None, option: str) -> dict[str, Any] | None:
 def main(ctx: click.Context, store: str | None) -> None:
     """cairn: long-term memory for AI agents."""
     settings = Settings.from_env()
-    ctx.obj = {"settings": settings, "store": store or settings.store_location}
+    ctx.obj = {
+        "settings": settings,
+        "store": store or settings.store_location,
+        "explicit": store is not None,
+    }
 
 
 @main.command()
@@ -240,6 +263,11 @@ def show(
     """Show full records (with history) for REFS."""
     with opened(ctx) as mem:
         result = mem.get_memory(list(refs), scope=scope, cwd=cwd)
+    if not result.records:
+        raise NotFound(
+            f"no memory {', '.join(result.unknown)} in this scope; check the ref, or pass the "
+            "--scope it was stored in (`cairn recall` lists refs)."
+        )
     if as_json:
         emit_json(result)
     else:
@@ -348,26 +376,16 @@ def forget(ctx: click.Context, /, ref: str, reason: str, **opts: Any) -> None:
 @reports_errors
 def purge(ctx: click.Context, /, ref: str, yes: bool, **opts: Any) -> None:
     """Erase REF's content and embedding for good (a tombstone event remains)."""
-    if not yes and sys.stdin.isatty():
+    if not yes:
+        if not sys.stdin.isatty():
+            raise InvalidInput(
+                f"purge erases {ref} for good and asks first, but there is no terminal to ask "
+                "on; pass --yes to confirm."
+            )
         click.confirm(f"Erase the content of {ref} permanently?", abort=True)
     with opened(ctx) as mem:
         tombstone = mem.purge(ref, **opts)
     click.echo(f"{ref} purged (tombstone {tombstone})")
-
-
-@main.command("export")
-@click.argument("path", type=click.Path(dir_okay=False, allow_dash=True), default="-")
-@click.pass_context
-@reports_errors
-def export_cmd(ctx: click.Context, path: str) -> None:
-    """Write the whole store (history, events, vectors, sessions, ...) as JSON Lines to PATH."""
-    with opened(ctx) as mem:
-        if path == "-":
-            mem.export(sys.stdout)
-            return
-        with open(path, "w", encoding="utf-8") as out:
-            lines = mem.export(out)
-    click.echo(f"exported {lines} lines to {path}", err=True)
 
 
 @main.command("import")
@@ -429,6 +447,7 @@ def _load_plugins() -> None:
         cli_mcp,
         cli_migrate,
         cli_sessions,
+        cli_store,
     )
 
     register(cli_bench.bench)
@@ -436,6 +455,8 @@ def _load_plugins() -> None:
     register(cli_migrate.migrate_command)
     register(cli_mcp.mcp_command)
     register(cli_mcp.serve_command)
+    register(cli_store.export_cmd)
+    register(cli_store.check_cmd)
     for command in cli_sessions.COMMANDS:
         register(command)
     for command in cli_code.COMMANDS:

@@ -22,6 +22,7 @@ from cairn.adapters.cli import (
     opened,
     reports_errors,
     scope_option,
+    store_location,
 )
 from cairn.code.records import ActResult, BranchBrief, Proposal
 from cairn.config import Settings
@@ -33,7 +34,7 @@ HOOK_INTEGRATION = "git-hook"
 @contextmanager
 def _as_hook(ctx: click.Context) -> Iterator[Cairn]:
     settings: Settings = ctx.obj["settings"]
-    mem = Cairn.open(ctx.obj["store"], settings=settings, integration=HOOK_INTEGRATION)
+    mem = Cairn.open(store_location(ctx), settings=settings, integration=HOOK_INTEGRATION)
     try:
         yield mem
     finally:
