@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from cairn.errors import Conflict, InvalidInput
+from cairn.guard import check_text
 from cairn.indexing import lexical_doc
 from cairn.store.base import LEXICAL_FIELDS, Store
 from cairn.store.tables import table_spec, time_text, vector_blob
@@ -187,6 +188,7 @@ def _check_header(record: dict[str, Any]) -> int:
 
 
 def _parse(line: str, number: int) -> dict[str, Any]:
+    check_text(f"line {number}", line)
     try:
         value = json.loads(line)
     except json.JSONDecodeError as exc:

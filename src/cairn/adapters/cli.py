@@ -6,6 +6,7 @@ A `CairnError` becomes one line on stderr and exit status 2; nothing else is cau
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -394,11 +395,13 @@ def purge(ctx: click.Context, /, ref: str, yes: bool, **opts: Any) -> None:
 @reports_errors
 def import_cmd(ctx: click.Context, path: str) -> None:
     """Load an export into an empty store."""
+    # surrogateescape: a byte that is not UTF-8 reaches the reader, which names its line.
     with opened(ctx) as mem:
         if path == "-":
-            counts = mem.import_(sys.stdin)
+            stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
+            counts = mem.import_(stdin)
         else:
-            with open(path, encoding="utf-8") as source:
+            with open(path, encoding="utf-8", errors="surrogateescape") as source:
                 counts = mem.import_(source)
     main_tables = ("memories", "events", "vectors")
     others = {name: n for name, n in counts.items() if name not in main_tables}
