@@ -99,7 +99,7 @@ def test_batch_refuses_only_the_bad_item(mem: Cairn) -> None:
     assert done[1].error is not None and "lone surrogate" in done[1].error.message
 
 
-@settings(
+@hypothesis_settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
