@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from cairn import Cairn, InvalidInput
