@@ -203,6 +203,11 @@ def test_invalid_utf8_argument(tmp_path: Path) -> None:
     assert_one_error(proc, "not valid UTF-8", "0xff")
 
 
+def test_invalid_utf8_on_stdin(tmp_path: Path) -> None:
+    proc = cairn(tmp_path, "remember", "-", "--type", "fact", "--scope", SCOPE, stdin=b"caf\xff")
+    assert_one_error(proc, "content is not valid Unicode")
+
+
 def test_deeply_nested_json_option(tmp_path: Path) -> None:
     proc = cairn(tmp_path, "lessons", "--tool", "Edit", "--args", "[" * 100_000)
     assert_one_error(proc, "--args", "nests too deeply")

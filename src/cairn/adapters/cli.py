@@ -1,7 +1,8 @@
 """The `cairn` command: a thin adapter over `cairn.Cairn`.
 
 Each command opens the store, makes one call, and prints the result (`--json` on every read).
-A `CairnError` becomes one line on stderr and exit status 2; nothing else is caught here.
+A `CairnError` becomes one line on stderr and exit status 2; whatever else fails is caught once,
+at the top (`cli_root.CairnGroup`), and reported the same way.
 """
 
 from __future__ import annotations
@@ -66,6 +67,12 @@ def opened(ctx: click.Context) -> Iterator[Cairn]:
         yield mem
     finally:
         mem.close()
+
+
+def stdin_text() -> str:
+    """Standard input as text. Bytes that are not UTF-8 become lone surrogates, which the call
+    then refuses by name instead of failing here with a decoding traceback."""
+    return sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
 
 
 def emit_json(value: Any) -> None:
@@ -145,7 +152,7 @@ def main(ctx: click.Context, store: str | None) -> None:
 def remember(ctx: click.Context, /, content: str, mtype: str, **opts: Any) -> None:
     """Remember a durable claim. CONTENT '-' reads it from stdin."""
     if content == "-":
-        content = sys.stdin.read()
+        content = stdin_text()
     as_json, dedup = opts.pop("as_json"), not opts.pop("no_dedup")
     for name in ("tags", "used", "relates_to"):
         opts[name] = list(opts[name]) or None
