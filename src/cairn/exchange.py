@@ -193,6 +193,10 @@ def _parse(line: str, number: int) -> dict[str, Any]:
         value = json.loads(line)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"line {number} is not JSON ({exc.msg}); the file is damaged.") from None
+    except RecursionError:
+        raise InvalidInput(
+            f"line {number} nests too deeply to read; the file is damaged."
+        ) from None
     if not isinstance(value, dict):
         raise InvalidInput(f"line {number} is not a JSON object; the file is damaged.")
     return value

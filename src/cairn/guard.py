@@ -24,7 +24,11 @@ from cairn.errors import InvalidInput
 from cairn.store.sqlite.errors import translate
 
 T = TypeVar("T")
-_MAX_ITEMS = 100_000  # stop walking a pathological argument; the callee will refuse it anyway
+_MAX_ITEMS = 100_000
+# Arguments that name files or folders: the OS cannot take a NUL in a path.
+PATH_ARGUMENTS = frozenset(
+    {"cwd", "path_or_url", "project", "path"}
+)  # stop walking a pathological argument; the callee will refuse it anyway
 
 
 def surrogate_at(text: str) -> int | None:
@@ -84,6 +88,8 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
         for name, value in list(bound.arguments.items())[1:]:
             if name not in inside:
                 check_text(name, value)
+            if name in PATH_ARGUMENTS and "\x00" in str(value or ""):
+                raise InvalidInput(f"{name} holds a NUL character, which no path can; remove it.")
         try:
             return func(self, *args, **kwargs)
         except sqlite3.Error as exc:

@@ -187,6 +187,7 @@ def test_hostile_arguments(path: tuple[str, ...], home: Path) -> None:
             assert _memories(store) == before, shown
             errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
             assert len(errors) == 1, shown
+            assert not errors[0].startswith("error: internal error"), shown
 
     run()
 

@@ -115,3 +115,13 @@ def test_surrogates_anywhere_in_recall_and_remember(
         mem.recall(text, scope="global")
     with pytest.raises(InvalidInput):
         mem.remember("A claim", type="fact", scope="global", tags=["ok", text])
+
+
+PATH_PARAMETERS = [(m, p) for m, p, _ in TEXT_PARAMETERS if p in {"cwd", "path_or_url"}]
+
+
+@pytest.mark.parametrize(("method", "param"), PATH_PARAMETERS)
+def test_nul_in_a_path_is_invalid_input(sqlite_mem: Cairn, method: str, param: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        _call(sqlite_mem, method, param, "src\x00/app")
+    assert "NUL" in caught.value.message and param in caught.value.message

@@ -63,8 +63,11 @@ def fail(message: str) -> None:
 
 
 def check_utf8(args: Sequence[str]) -> None:
-    """Refuse arguments that were not valid UTF-8 (Python keeps such bytes as lone surrogates)."""
+    """Refuse arguments that were not valid UTF-8 (Python keeps such bytes as lone surrogates),
+    and NUL characters, which a real command line cannot carry and no path may hold."""
     for position, arg in enumerate(args, start=1):
+        if "\x00" in arg:
+            raise CairnError(f"argument {position} holds a NUL character; remove it.")
         bad = next((ch for ch in arg if 0xD800 <= ord(ch) <= 0xDFFF), None)
         if bad is not None:
             shown = f"byte 0x{ord(bad) - 0xDC00:02x}" if ord(bad) >= 0xDC80 else "a lone surrogate"
