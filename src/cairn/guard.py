@@ -24,11 +24,10 @@ from cairn.errors import InvalidInput
 from cairn.store.sqlite.errors import translate
 
 T = TypeVar("T")
+# Stop walking a pathological argument there; the callee refuses it anyway.
 _MAX_ITEMS = 100_000
 # Arguments that name files or folders: the OS cannot take a NUL in a path.
-PATH_ARGUMENTS = frozenset(
-    {"cwd", "path_or_url", "project", "path"}
-)  # stop walking a pathological argument; the callee will refuse it anyway
+PATH_ARGUMENTS = frozenset({"cwd", "path_or_url", "project", "path"})
 
 
 def surrogate_at(text: str) -> int | None:
