@@ -17,8 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from cairn import Cairn
+from cairn.adapters.cli import main
 from cairn.config import Settings
 from damagekit import checkpoint, damage_page_holding, memory_row_marker, numbered_facts
 
@@ -243,3 +245,22 @@ def test_export_to_full_device(tmp_path: Path) -> None:
     make_store(tmp_path / "home" / "memory.db")
     assert_one_error(cairn(tmp_path, "export", "/dev/full"), "full")
     assert Path("/dev/full").is_char_device()
+
+
+# the last resort -----------------------------------------------------------------------------
+def test_unexpected_exception_is_one_internal_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug (here: stats raising a bare RuntimeError) still reaches the user as one line."""
+
+    def broken(self: Cairn, **_: object) -> None:
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setenv("CAIRN_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CAIRN_EMBEDDER", "hashing")
+    monkeypatch.setattr(Cairn, "stats", broken)
+    result = CliRunner().invoke(main, ["stats"])
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit)
+    assert result.stderr == (
+        "error: internal error (RuntimeError): boom; please report it, with the command you ran.\n"
+    )
