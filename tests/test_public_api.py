@@ -33,7 +33,11 @@ def test_public_api_is_exactly_this() -> None:
         "RememberResult",
         "Settings",
         "StoreBusy",
+        "StoreCorrupt",
         "StoreError",
+        "StoreForeign",
+        "StoreFull",
+        "StoreReadOnly",
         "UnknownType",
     }
 

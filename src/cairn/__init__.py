@@ -34,7 +34,11 @@ if TYPE_CHECKING:
         NotFound,
         Refused,
         StoreBusy,
+        StoreCorrupt,
         StoreError,
+        StoreForeign,
+        StoreFull,
+        StoreReadOnly,
         UnknownType,
     )
     from cairn.models import (
@@ -50,7 +54,8 @@ if TYPE_CHECKING:
 
 _ERRORS = (
     "CairnError", "Conflict", "EmbedderUnavailable", "InvalidInput", "InvalidRef",
-    "InvalidScope", "NotFound", "Refused", "StoreBusy", "StoreError", "UnknownType",
+    "InvalidScope", "NotFound", "Refused", "StoreBusy", "StoreCorrupt", "StoreError",
+    "StoreForeign", "StoreFull", "StoreReadOnly", "UnknownType",
 )  # fmt: skip
 _MODELS = (
     "MEMORY_TYPES", "BatchItem", "GetResult", "Hit", "Memory", "MemoryRecord", "RecallResult",
@@ -83,7 +88,11 @@ __all__ = [
     "RememberResult",
     "Settings",
     "StoreBusy",
+    "StoreCorrupt",
     "StoreError",
+    "StoreForeign",
+    "StoreFull",
+    "StoreReadOnly",
     "UnknownType",
 ]
 

@@ -21,6 +21,7 @@ from cairn.config import Settings
 from cairn.context import Context
 from cairn.embeddings.base import Embedder
 from cairn.errors import InvalidInput
+from cairn.guard import checks_inside, guard_methods
 from cairn.lessons.tools import LessonTools
 from cairn.models import (
     BatchItem,
@@ -49,6 +50,7 @@ MAX_LIMIT = 25
 CONTENT_PREVIEW = 500
 
 
+@guard_methods
 class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
     """Long-term memory for agents. `Cairn.open()` gives one on the default embedded store."""
 
@@ -161,6 +163,7 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         vector = embed_claims(self._ctx, [claim])[0]
         return store_claim(self._ctx, claim, vector, dedup=dedup)
 
+    @checks_inside("items")
     def remember_many(
         self, items: Iterable[Mapping[str, Any]], *, dedup: bool = True
     ) -> list[BatchItem]:

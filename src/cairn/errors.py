@@ -10,6 +10,10 @@
     ├── Conflict                    conflict        no     the state forbids the call
     ├── StoreBusy                   store_busy      yes    the store stayed locked too long
     ├── StoreError                  store_error     no     the store is unusable (schema, file)
+    │   ├── StoreCorrupt            store_corrupt   no     damaged pages, or not a database at all
+    │   ├── StoreForeign            store_foreign   no     another application's database
+    │   ├── StoreReadOnly           store_read_only no     the file or its directory is read-only
+    │   └── StoreFull               store_full      no     the disk (or a size limit) is full
     └── EmbedderUnavailable         embedder_error  yes    the embedding model could not run
 
 Adapters map these to exit codes (CLI), tool errors (MCP) and status codes (HTTP); they
@@ -70,6 +74,26 @@ class StoreBusy(CairnError):
 
 class StoreError(CairnError):
     code = "store_error"
+
+
+class StoreCorrupt(StoreError):
+    """The file is damaged, truncated, or not a database; `cairn check` and `export` help."""
+
+    code = "store_corrupt"
+
+
+class StoreForeign(StoreError):
+    """A database that some other application owns; cairn will not write its tables into it."""
+
+    code = "store_foreign"
+
+
+class StoreReadOnly(StoreError):
+    code = "store_read_only"
+
+
+class StoreFull(StoreError):
+    code = "store_full"
 
 
 class EmbedderUnavailable(CairnError):

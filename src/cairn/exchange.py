@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from cairn.errors import Conflict, InvalidInput
+from cairn.guard import check_text
 from cairn.indexing import lexical_doc
 from cairn.store.base import LEXICAL_FIELDS, Store
 from cairn.store.tables import table_spec, time_text, vector_blob
@@ -42,11 +43,23 @@ _V1_TIMES = {
 
 def export_lines(store: Store) -> Iterator[str]:
     tables = store.table_names()
-    yield _dump({"format": FORMAT, "version": VERSION, "backend": store.backend, "tables": tables})
+    yield header_line(store.backend, tables)
     for name in tables:
         for row in store.dump_table(name):
-            yield _dump({"record": "row", "table": name, "row": row})
-    yield _dump({"record": "sequences", "sequences": store.sequences()})
+            yield row_line(name, row)
+    yield sequences_line(store.sequences())
+
+
+def header_line(backend: str, tables: list[str]) -> str:
+    return _dump({"format": FORMAT, "version": VERSION, "backend": backend, "tables": tables})
+
+
+def row_line(table: str, row: Mapping[str, Any]) -> str:
+    return _dump({"record": "row", "table": table, "row": row})
+
+
+def sequences_line(sequences: Mapping[str, int]) -> str:
+    return _dump({"record": "sequences", "sequences": dict(sequences)})
 
 
 def export_to(store: Store, out: IO[str]) -> int:
@@ -175,10 +188,15 @@ def _check_header(record: dict[str, Any]) -> int:
 
 
 def _parse(line: str, number: int) -> dict[str, Any]:
+    check_text(f"line {number}", line)
     try:
         value = json.loads(line)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"line {number} is not JSON ({exc.msg}); the file is damaged.") from None
+    except RecursionError:
+        raise InvalidInput(
+            f"line {number} nests too deeply to read; the file is damaged."
+        ) from None
     if not isinstance(value, dict):
         raise InvalidInput(f"line {number} is not a JSON object; the file is damaged.")
     return value

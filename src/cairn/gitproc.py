@@ -65,4 +65,6 @@ def git_output(
         proc = git_process(directory, args, timeout, errors)
     except (OSError, subprocess.TimeoutExpired):
         return None
+    except ValueError:  # an argument holding NUL, which no git name can: git cannot answer
+        return None
     return proc.stdout.strip() if proc.returncode == 0 else None

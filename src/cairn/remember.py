@@ -20,6 +20,7 @@ from cairn.context import Context
 from cairn.embeddings.base import MAX_EMBED_CHARS, Vector, fit_dimensions
 from cairn.errors import CairnError, InvalidInput, UnknownType
 from cairn.evidence import check_cites, record_cites
+from cairn.guard import check_text
 from cairn.indexing import index_memory
 from cairn.lifecycle import note_restatement
 from cairn.models import (
@@ -372,6 +373,7 @@ def remember_batch(
         try:
             if not isinstance(item, Mapping):
                 raise InvalidInput(f"item {index} is not an object with content and type.")
+            check_text(f"item {index}", item)
             claims.append((index, build_claim(ctx, item, default_cwd)))
         except CairnError as exc:
             results[index] = _failed(index, exc)

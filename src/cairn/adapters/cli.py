@@ -1,23 +1,27 @@
 """The `cairn` command: a thin adapter over `cairn.Cairn`.
 
 Each command opens the store, makes one call, and prints the result (`--json` on every read).
-A `CairnError` becomes one line on stderr and exit status 2; nothing else is caught here.
+A `CairnError` becomes one line on stderr and exit status 2; whatever else fails is caught once,
+at the top (`cli_root.CairnGroup`), and reported the same way.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import wraps
+from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import click
 
+from cairn.adapters.cli_root import CairnGroup
 from cairn.config import Settings
 from cairn.core import Cairn
-from cairn.errors import CairnError, InvalidInput
+from cairn.errors import CairnError, InvalidInput, NotFound, StoreError
 from cairn.models import GetResult, MemoryRecord, RecallResult, to_jsonable
 from cairn.stats import page_lines
 
@@ -41,14 +45,35 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def store_location(ctx: click.Context) -> str:
+    """Where the store is; a `--store` file in a missing directory is refused, not created
+    (a mistyped path would otherwise grow a new, empty store somewhere unexpected)."""
+    location: str = ctx.obj["store"]
+    if ctx.obj.get("explicit") and not location.startswith(("postgresql://", "postgres://")):
+        path = location[len("sqlite:///") - 1 :] if location.startswith("sqlite:///") else location
+        parent = Path(path).expanduser().parent
+        if path != ":memory:" and not parent.is_dir():
+            raise StoreError(
+                f"the directory {parent} of --store {location} does not exist; create it "
+                f"(mkdir -p {parent}) or pass another --store."
+            )
+    return location
+
+
 @contextmanager
 def opened(ctx: click.Context) -> Iterator[Cairn]:
     settings: Settings = ctx.obj["settings"]
-    mem = Cairn.open(ctx.obj["store"], settings=settings, integration="cli")
+    mem = Cairn.open(store_location(ctx), settings=settings, integration="cli")
     try:
         yield mem
     finally:
         mem.close()
+
+
+def stdin_text() -> str:
+    """Standard input as text. Bytes that are not UTF-8 become lone surrogates, which the call
+    then refuses by name instead of failing here with a decoding traceback."""
+    return sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
 
 
 def emit_json(value: Any) -> None:
@@ -71,12 +96,14 @@ def json_object(text: str | None, option: str) -> dict[str, Any] | None:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{option} is not valid JSON ({exc.msg}); give an object.") from None
+    except RecursionError:
+        raise InvalidInput(f"{option} nests too deeply to read; give a flat object.") from None
     if not isinstance(value, dict):
         raise InvalidInput(f'{option} must be a JSON object such as {{"platform": "iOS"}}.')
     return value
 
 
-@click.group()
+@click.group(cls=CairnGroup)
 @click.option(
     "--store",
     "store",
@@ -87,7 +114,11 @@ def json_object(text: str | None, option: str) -> dict[str, Any] | None:
 def main(ctx: click.Context, store: str | None) -> None:
     """cairn: long-term memory for AI agents."""
     settings = Settings.from_env()
-    ctx.obj = {"settings": settings, "store": store or settings.store_location}
+    ctx.obj = {
+        "settings": settings,
+        "store": store or settings.store_location,
+        "explicit": store is not None,
+    }
 
 
 @main.command()
@@ -122,7 +153,7 @@ def main(ctx: click.Context, store: str | None) -> None:
 def remember(ctx: click.Context, /, content: str, mtype: str, **opts: Any) -> None:
     """Remember a durable claim. CONTENT '-' reads it from stdin."""
     if content == "-":
-        content = sys.stdin.read()
+        content = stdin_text()
     as_json, dedup = opts.pop("as_json"), not opts.pop("no_dedup")
     for name in ("tags", "used", "relates_to"):
         opts[name] = list(opts[name]) or None
@@ -241,6 +272,11 @@ def show(
     """Show full records (with history) for REFS."""
     with opened(ctx) as mem:
         result = mem.get_memory(list(refs), scope=scope, cwd=cwd)
+    if not result.records:
+        raise NotFound(
+            f"no memory {', '.join(result.unknown)} in this scope; check the ref, or pass the "
+            "--scope it was stored in (`cairn recall` lists refs)."
+        )
     if as_json:
         emit_json(result)
     else:
@@ -349,26 +385,16 @@ def forget(ctx: click.Context, /, ref: str, reason: str, **opts: Any) -> None:
 @reports_errors
 def purge(ctx: click.Context, /, ref: str, yes: bool, **opts: Any) -> None:
     """Erase REF and every version of it for good (tombstone events remain)."""
-    if not yes and sys.stdin.isatty():
+    if not yes:
+        if not sys.stdin.isatty():
+            raise InvalidInput(
+                f"purge erases {ref} for good and asks first, but there is no terminal to ask "
+                "on; pass --yes to confirm."
+            )
         click.confirm(f"Erase {ref} and every version of it permanently?", abort=True)
     with opened(ctx) as mem:
         tombstone = mem.purge(ref, **opts)
     click.echo(f"{ref} purged (tombstone {tombstone})")
-
-
-@main.command("export")
-@click.argument("path", type=click.Path(dir_okay=False, allow_dash=True), default="-")
-@click.pass_context
-@reports_errors
-def export_cmd(ctx: click.Context, path: str) -> None:
-    """Write the whole store (history, events, vectors, sessions, ...) as JSON Lines to PATH."""
-    with opened(ctx) as mem:
-        if path == "-":
-            mem.export(sys.stdout)
-            return
-        with open(path, "w", encoding="utf-8") as out:
-            lines = mem.export(out)
-    click.echo(f"exported {lines} lines to {path}", err=True)
 
 
 @main.command("import")
@@ -377,11 +403,13 @@ def export_cmd(ctx: click.Context, path: str) -> None:
 @reports_errors
 def import_cmd(ctx: click.Context, path: str) -> None:
     """Load an export into an empty store."""
+    # surrogateescape: a byte that is not UTF-8 reaches the reader, which names its line.
     with opened(ctx) as mem:
         if path == "-":
-            counts = mem.import_(sys.stdin)
+            stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
+            counts = mem.import_(stdin)
         else:
-            with open(path, encoding="utf-8") as source:
+            with open(path, encoding="utf-8", errors="surrogateescape") as source:
                 counts = mem.import_(source)
     main_tables = ("memories", "events", "vectors")
     others = {name: n for name, n in counts.items() if name not in main_tables}
@@ -432,6 +460,7 @@ def _load_plugins() -> None:
         cli_mcp,
         cli_migrate,
         cli_sessions,
+        cli_store,
     )
 
     register(cli_bench.bench)
@@ -439,6 +468,8 @@ def _load_plugins() -> None:
     register(cli_migrate.migrate_command)
     register(cli_mcp.mcp_command)
     register(cli_mcp.serve_command)
+    register(cli_store.export_cmd)
+    register(cli_store.check_cmd)
     for command in cli_sessions.COMMANDS:
         register(command)
     for command in cli_code.COMMANDS:

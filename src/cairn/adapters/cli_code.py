@@ -22,6 +22,8 @@ from cairn.adapters.cli import (
     opened,
     reports_errors,
     scope_option,
+    stdin_text,
+    store_location,
 )
 from cairn.code.records import ActResult, BranchBrief, Proposal
 from cairn.config import Settings
@@ -33,7 +35,7 @@ HOOK_INTEGRATION = "git-hook"
 @contextmanager
 def _as_hook(ctx: click.Context) -> Iterator[Cairn]:
     settings: Settings = ctx.obj["settings"]
-    mem = Cairn.open(ctx.obj["store"], settings=settings, integration=HOOK_INTEGRATION)
+    mem = Cairn.open(store_location(ctx), settings=settings, integration=HOOK_INTEGRATION)
     try:
         yield mem
     finally:
@@ -130,7 +132,7 @@ def hook_install(ctx: click.Context, /, cwd: str | None, as_json: bool) -> None:
 @reports_errors
 def hook_run(ctx: click.Context, /, name: str, args: tuple[str, ...]) -> None:
     """Called by the installed hooks with the hook's name, arguments and input."""
-    stdin = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    stdin = "" if sys.stdin is None or sys.stdin.isatty() else stdin_text()
     with _as_hook(ctx) as mem:
         for result in mem.run_hook(name, list(args), stdin):
             print_act(result)

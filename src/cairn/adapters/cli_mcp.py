@@ -21,7 +21,11 @@ def mcp_command(ctx: click.Context, /) -> None:
 
 @click.command("serve")
 @click.option("--host", help="Address to bind (default 127.0.0.1; others need a token).")
-@click.option("--port", type=int, help="Port to listen on (default 8765; 0 picks a free one).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    help="Port to listen on (default 8765; 0 picks a free one).",
+)
 @click.option("--token", help="Bearer token every request must carry (CAIRN_HTTP_TOKEN).")
 @click.option(
     "--cors-origin",

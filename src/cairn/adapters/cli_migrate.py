@@ -6,6 +6,7 @@ bar on stderr and the summary. Interrupted, it says how to resume: run the same 
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from dataclasses import asdict
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ from cairn.adapters.cli import emit_json, json_option, reports_errors
 from cairn.migrate import DEFAULT_BATCH, MigrationResult, migrate, rows_to_copy
 from cairn.store import open_store
 from cairn.store.base import Store
+from cairn.store.sqlite.errors import translate
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
@@ -64,6 +66,11 @@ def _copy_with_progress(source: Store, target: Store, batch_size: int) -> Migrat
     bar = _Bar(rows_to_copy(source))
     try:
         return migrate(source, target, batch_size=batch_size, progress=bar.advance)
+    except sqlite3.Error as exc:
+        # Writes fail inside transactions, already translated: a raw error is a read, which
+        # the source answers when it is a SQLite file (e.g. a damaged page).
+        sqlite_side = source if source.backend == "sqlite" else target
+        raise translate(exc, sqlite_side.location) from exc
     except KeyboardInterrupt:
         bar.close()
         click.echo(

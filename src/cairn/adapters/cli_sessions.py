@@ -126,6 +126,8 @@ def _assessments(args: tuple[str, ...], as_json: str | None) -> list[dict[str, A
             value = json.loads(as_json)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"--assessments-json is not valid JSON ({exc.msg}).") from None
+        except RecursionError:
+            raise InvalidInput("--assessments-json nests too deeply to read.") from None
         if not isinstance(value, list):
             raise InvalidInput("--assessments-json must be a JSON list of assessments.")
         return value

@@ -41,7 +41,16 @@ import psycopg.errors
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
-from cairn.errors import CairnError, Conflict, InvalidInput, StoreBusy, StoreError
+from cairn.errors import (
+    CairnError,
+    Conflict,
+    InvalidInput,
+    StoreBusy,
+    StoreCorrupt,
+    StoreError,
+    StoreFull,
+    StoreReadOnly,
+)
 from cairn.store.migrations import load_migrations
 from cairn.store.postgres.options import PoolOptions
 
@@ -103,7 +112,7 @@ class Database:
             )
         except psycopg.OperationalError as exc:
             raise StoreError(
-                f"cannot connect to PostgreSQL at {self.display}: {_first_line(exc)}. Check that "
+                f"cannot connect to PostgreSQL at {self.display}: {first_line(exc)}. Check that "
                 "the server is running and that the URL's host, port, user, password and "
                 "database are right (CAIRN_URL)."
             ) from exc
@@ -205,22 +214,46 @@ def translate(exc: Exception, display: str, options: PoolOptions) -> CairnError:
     if isinstance(exc, psycopg.errors.UniqueViolation):
         return Conflict(
             f"the write collides with a row the store at {display} already holds "
-            f"({_first_line(exc)}); import into an empty store or skip records already copied."
+            f"({first_line(exc)}); import into an empty store or skip records already copied."
         )
+    damage = translate_damage(exc, display)
+    if damage is not None:
+        return damage
     if isinstance(exc, psycopg.DataError):
         return InvalidInput(
-            f"PostgreSQL cannot store this value ({_first_line(exc)}); remove what it names "
+            f"PostgreSQL cannot store this value ({first_line(exc)}); remove what it names "
             "(NUL characters in text, NaN or infinity in a vector) and retry."
         )
     if isinstance(exc, psycopg.OperationalError):
         return StoreError(
             f"lost or could not open a connection to PostgreSQL at {display}: "
-            f"{_first_line(exc)}. Check that the server is running, then retry."
+            f"{first_line(exc)}. Check that the server is running, then retry."
         )
-    return StoreError(f"the store at {display} failed: {_first_line(exc)}")
+    return StoreError(f"the store at {display} failed: {first_line(exc)}")
 
 
-def _first_line(exc: BaseException) -> str:
+def translate_damage(exc: Exception, display: str) -> CairnError | None:
+    """A full disk, a read-only server or database, or damaged data, each with what to do."""
+    errors = psycopg.errors
+    if isinstance(exc, errors.DiskFull | errors.OutOfMemory):
+        return StoreFull(
+            f"the PostgreSQL server at {display} is out of disk space or memory "
+            f"({first_line(exc)}); nothing was written. Free some space, then retry."
+        )
+    if isinstance(exc, errors.ReadOnlySqlTransaction):
+        return StoreReadOnly(
+            f"the database at {display} only accepts reads ({first_line(exc)}): it is a standby "
+            "or default_transaction_read_only is on. Point CAIRN_URL at the primary."
+        )
+    if isinstance(exc, errors.DataCorrupted | errors.IndexCorrupted):
+        return StoreCorrupt(
+            f"the database at {display} reports damaged data ({first_line(exc)}); run "
+            "`cairn check`, then restore from a backup or `cairn export` what is readable."
+        )
+    return None
+
+
+def first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
@@ -310,7 +343,7 @@ def _run_migration(conn: Conn, display: str, sql: str) -> None:
         psycopg.errors.FeatureNotSupported,
     ) as exc:
         raise StoreError(
-            f"cannot create cairn's schema in {display}: {_first_line(exc)}. The pgvector "
+            f"cannot create cairn's schema in {display}: {first_line(exc)}. The pgvector "
             "extension must be installed in this database: run CREATE EXTENSION vector as a "
             "superuser, and let this role create tables."
         ) from exc

@@ -30,7 +30,7 @@ from cairn.store.base import (
     LexicalStats,
     MemoryFilter,
 )
-from cairn.store.postgres import lexical, vectors
+from cairn.store.postgres import integrity, lexical, vectors
 from cairn.store.postgres.code import CodeRows
 from cairn.store.postgres.connection import Conn, Database
 from cairn.store.postgres.context import ContextRows
@@ -113,6 +113,10 @@ class PostgresStore(
 
     def close(self) -> None:
         self._db.close()
+
+    def integrity_problems(self) -> tuple[list[str], list[str]]:
+        """(problems, notes on what could not be checked); see `integrity.py`."""
+        return integrity.integrity_problems(self._db)
 
     def transaction(self) -> AbstractContextManager[None]:
         return self._tx()

@@ -15,8 +15,9 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cairn.errors import Conflict, StoreBusy, StoreError
+from cairn.errors import StoreError, StoreForeign, StoreReadOnly
 from cairn.store.migrations import load_migrations
+from cairn.store.sqlite.errors import translate
 
 # Every change to the lexical index bumps `lexgen`, so cached BM25 statistics go stale at once.
 BUMP_LEXGEN = (
@@ -52,18 +53,25 @@ class Connections:
                 timeout=self.busy_timeout_ms / 1000,
             )
         except sqlite3.Error as exc:
-            raise StoreError(
-                f"cannot open the store at {self.path}: {exc}. Check that the directory exists "
-                "and is writable, or set CAIRN_HOME to another location."
-            ) from exc
-        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-        conn.execute("PRAGMA foreign_keys = ON")
-        # Zero what deletes and rewrites free, so a purged memory's text leaves no trace in
-        # free space within pages or on the freelist (cairn.store.sqlite.erase).
-        conn.execute("PRAGMA secure_delete = ON")
-        if self.path != ":memory:":
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
+            raise translate(exc, self.path) from exc
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            # Zero what deletes and rewrites free, so a purged memory's text leaves no trace in
+            # free space within pages or on the freelist (cairn.store.sqlite.erase).
+            conn.execute("PRAGMA secure_delete = ON")
+            if not self._all:
+                # Before WAL mode, which would rewrite another program's file header.
+                _refuse_foreign(conn, self.path)
+            if self.path != ":memory:":
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.Error as exc:
+            conn.close()
+            raise translate(exc, self.path) from exc
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     @contextmanager
@@ -80,26 +88,18 @@ class Connections:
             return
         try:
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise _busy_or_error(exc, self.path) from exc
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
         self._local.depth = 1
         try:
             yield conn
-        except sqlite3.IntegrityError as exc:
-            conn.execute("ROLLBACK")
-            raise Conflict(
-                f"the write collides with a row the store at {self.path} already holds "
-                f"({exc}); import into an empty store or skip records already copied."
-            ) from exc
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            _rollback(conn)
+            raise translate(exc, self.path) from exc
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
-        else:
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.OperationalError as exc:
-                conn.execute("ROLLBACK")
-                raise _busy_or_error(exc, self.path) from exc
         finally:
             self._local.depth = 0
 
@@ -115,13 +115,21 @@ class Connections:
         self._local = threading.local()
 
 
-def _busy_or_error(exc: sqlite3.OperationalError, path: str) -> Exception:
-    if "locked" in str(exc) or "busy" in str(exc):
-        return StoreBusy(
-            f"the store at {path} stayed locked by another writer past the busy timeout; "
-            "retry, or raise CAIRN_BUSY_TIMEOUT_MS."
-        )
-    return StoreError(f"the store at {path} failed: {exc}")
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back what is left of a failed transaction without hiding why it failed.
+
+    On some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_CORRUPT, ...) SQLite has already rolled
+    the transaction back itself; a second ROLLBACK would then raise "cannot rollback - no
+    transaction is active" and mask the real cause.
+    """
+    if not conn.in_transaction:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        # The original error is the one worth reporting; SQLite discards the transaction when
+        # the connection closes in any case.
+        return
 
 
 def migrate(connections: Connections) -> None:
@@ -157,6 +165,18 @@ def migrate(connections: Connections) -> None:
             )
 
 
+def _refuse_foreign(conn: sqlite3.Connection, path: str) -> None:
+    """Refuse a database that holds tables but not cairn's: it belongs to another program."""
+    names = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master")}
+    if names and "schema_migrations" not in names:
+        shown = ", ".join(sorted(names)[:3])
+        raise StoreForeign(
+            f"{path} is a SQLite database of another application (it holds {shown}, and no "
+            "cairn schema); cairn leaves it alone. Point --store, CAIRN_HOME or CAIRN_URL at a "
+            "new file."
+        )
+
+
 def _statements(sql: str) -> list[str]:
     """Split a migration into statements (executescript would commit our transaction)."""
     statements: list[str] = []
@@ -174,5 +194,18 @@ def _statements(sql: str) -> list[str]:
 
 
 def ensure_parent(path: str) -> None:
-    if path != ":memory:" and not path.startswith("file:"):
-        Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    if path == ":memory:" or path.startswith("file:"):
+        return
+    parent = Path(path).expanduser().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except PermissionError as exc:
+        raise StoreReadOnly(
+            f"cannot create the directory {parent} for the store ({exc.strerror}); create it "
+            "yourself, or point --store, CAIRN_HOME or CAIRN_URL at a writable location."
+        ) from exc
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the directory {parent} for the store ({exc.strerror}); point "
+            "--store, CAIRN_HOME or CAIRN_URL at a writable location."
+        ) from exc

@@ -57,7 +57,7 @@ def _vector_value(value: bytes) -> str:
     return base64.b64encode(value).decode("ascii")
 
 
-_FROM_DB: dict[str, Callable[[Any], Any]] = {
+FROM_DB: dict[str, Callable[[Any], Any]] = {
     "real": float,
     "bool": bool,
     "time": _time_value,
@@ -102,8 +102,8 @@ class CopyRows:
         )
 
     def _page(self, spec: Table, after: Sequence[Any] | None, size: int) -> list[dict[str, Any]]:
-        keys = [_physical(spec.name, name) for name in spec.key]
-        sql = f"SELECT {', '.join(_physical(spec.name, n) for n in spec.names)} FROM {spec.name}"
+        keys = [physical(spec.name, name) for name in spec.key]
+        sql = f"SELECT {', '.join(physical(spec.name, n) for n in spec.names)} FROM {spec.name}"
         params: list[Any] = []
         if after is not None:
             if len(after) != len(keys):
@@ -112,7 +112,7 @@ class CopyRows:
             params.extend(after)
         sql += f" ORDER BY {', '.join(keys)} LIMIT ?"
         rows = self._db.get().execute(sql, (*params, size)).fetchall()
-        return [neutral_row(spec, row, _FROM_DB) for row in rows]
+        return [neutral_row(spec, row, FROM_DB) for row in rows]
 
     def load_rows(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
         spec = table_spec(table)
@@ -178,7 +178,7 @@ class CopyRows:
                 )
 
 
-def _physical(table: str, column: str) -> str:
+def physical(table: str, column: str) -> str:
     # Quoted, since some names are keywords (`key`); FTS5's `rowid` must stay bare.
     return _PHYSICAL.get((table, column), f'"{column}"')
 

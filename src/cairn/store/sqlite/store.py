@@ -29,6 +29,7 @@ from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections, ensure_paren
 from cairn.store.sqlite.context import ContextRows
 from cairn.store.sqlite.copy import CopyRows
 from cairn.store.sqlite.erase import EraseRows
+from cairn.store.sqlite.errors import translate
 from cairn.store.sqlite.lessons import LessonRows
 from cairn.store.sqlite.pages import PageRows
 from cairn.store.sqlite.procedures import ProcedureRows
@@ -69,7 +70,14 @@ class SqliteStore(
         self._stats_generation: tuple[Any, ...] = ()
         self._stats_lock = threading.Lock()
         self._vectors = VectorIndex()
-        migrate(self._db)
+        try:
+            migrate(self._db)
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise translate(exc, path) from exc
+        except BaseException:
+            self._db.close()
+            raise
 
     @property
     def location(self) -> str:

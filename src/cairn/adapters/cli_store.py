@@ -1,0 +1,155 @@
+"""The store's health and backup: `cairn check` and `cairn export`.
+
+A SQLite store is exported by the salvage reader (`cairn.integrity`), which reads rowid range
+by range and skips what a damaged page hides, so `export` is also the way out of a store that
+`cairn check` finds damaged. A healthy store exports exactly as `Cairn.export` would.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO
+
+import click
+
+from cairn.adapters.cli import emit_json, json_option, opened, reports_errors, store_location
+from cairn.config import Settings
+from cairn.errors import CairnError, StoreCorrupt
+from cairn.integrity import SalvageReport, check_store, is_postgres, salvage_export
+
+EXIT_DAMAGED = 2
+
+
+@click.command("check")
+@json_option
+@click.pass_context
+@reports_errors
+def check_cmd(ctx: click.Context, /, as_json: bool) -> None:
+    """Check the store's integrity (SQLite's and the full-text index's checks, or amcheck and a
+    full read on PostgreSQL); exit 0 when healthy, 2 when damaged."""
+    settings: Settings = ctx.obj["settings"]
+    report = check_store(store_location(ctx), busy_timeout_ms=settings.busy_timeout_ms)
+    if as_json:
+        emit_json(
+            {
+                "location": report.location,
+                "backend": report.backend,
+                "ok": report.ok,
+                "problems": report.problems,
+                "notes": report.notes,
+            }
+        )
+    elif report.ok:
+        click.echo(f"ok: {report.location} passed every integrity check")
+    else:
+        for problem in report.problems:
+            click.echo(f"problem: {problem}")
+    for note in report.notes if not as_json else ():
+        click.echo(f"note: {note}", err=True)
+    if not report.ok:
+        click.echo(
+            f"error: {report.location} is damaged ({_count(len(report.problems), 'problem')}); "
+            "`cairn export FILE` saves every readable row, then `cairn import FILE` into a new "
+            "store.",
+            err=True,
+        )
+        sys.exit(EXIT_DAMAGED)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+@click.command("export")
+@click.argument("path", type=click.Path(dir_okay=False, allow_dash=True), default="-")
+@json_option
+@click.pass_context
+@reports_errors
+def export_cmd(ctx: click.Context, /, path: str, as_json: bool) -> None:
+    """Write the whole store (history, events, vectors, sessions, ...) as JSON Lines to PATH.
+
+    From a damaged SQLite store it writes every row it can read and reports how many it could
+    not (on stderr; as JSON with --json), exiting 2."""
+    location = store_location(ctx)
+    if is_postgres(location):
+        with opened(ctx) as mem, _output(path) as out:
+            report = SalvageReport(mem.export(out), 0, [], {})
+    else:
+        _prepare(ctx)
+        with _output(path) as out:
+            report = salvage_export(location, out)
+    summary = {
+        "path": path,
+        "lines": report.lines,
+        "unreadable_rows": report.unreadable_rows,
+        "damaged_tables": report.damaged_tables,
+        "unreadable_by_table": report.unreadable_by_table,
+    }
+    if as_json:
+        click.echo(json.dumps(summary), err=True)
+    where = "standard output" if path == "-" else path
+    if report.damaged_tables:
+        shown = ", ".join(f"{t} {n}" for t, n in report.unreadable_by_table.items())
+        click.echo(
+            f"error: exported {report.lines} lines to {where}, but {report.unreadable_rows} rows "
+            f"on damaged pages could not be read ({shown}); import the file into a new store "
+            "to carry on with everything else.",
+            err=True,
+        )
+        sys.exit(EXIT_DAMAGED)
+    if not as_json and path != "-":
+        click.echo(f"exported {report.lines} lines to {where}", err=True)
+
+
+def _prepare(ctx: click.Context) -> None:
+    """Open the SQLite store as every command does (creating or migrating it); one too
+    damaged to open is left to the salvage, which reads what it can."""
+    try:
+        with opened(ctx):
+            pass
+    except StoreCorrupt:
+        return
+
+
+@contextmanager
+def _output(path: str) -> Iterator[IO[str]]:
+    """The file to write (stdout for '-'); a failed write leaves no partial file behind."""
+    if path == "-":
+        yield sys.stdout
+        return
+    try:
+        out = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed below, removed on failure
+    except OSError as exc:
+        raise CairnError(_write_failure(path, exc)) from None
+    try:
+        with out:
+            yield out
+    except OSError as exc:
+        _remove(path)
+        raise CairnError(_write_failure(path, exc)) from None
+    except BaseException:
+        _remove(path)
+        raise
+
+
+def _write_failure(path: str, exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    parent = os.path.dirname(path) or "."
+    if exc.errno == errno.ENOENT:
+        return f"cannot write {path}: the directory {parent} does not exist; create it first."
+    if exc.errno == errno.ENOSPC:
+        return f"cannot write {path}: the device is full ({reason}); free space or write elsewhere."
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"cannot write {path} ({reason}); choose a writable location."
+    return f"cannot write {path} ({reason}); choose another location."
+
+
+def _remove(path: str) -> None:
+    # Only a regular file: a device such as /dev/full must stay where it is.
+    if os.path.isfile(path):
+        os.remove(path)
