@@ -208,8 +208,9 @@ class MemoryTools:
             lambda mem, where: {
                 "ref": mem.forget(ref, reason=reason, scope=scope, cwd=where),
                 "status": "retired",
+                "reason": reason.strip(),
             },
-            lambda result: f"{result['ref']} retired",
+            lambda result: f"{result['ref']} retired: {result['reason']}",
             Where(scope, cwd),
         )
 
