@@ -35,6 +35,7 @@ TAIL_OVERLAP = 0.8  # word overlap two long texts' unembedded tails need to coun
 _SENTENCE_END = frozenset(".!?:;\n")
 _LEADING = frozenset(" \t\r-*•>#\"'([“‘")  # skipped when looking back for a sentence start
 _SEPARATORS = re.compile(r"[\-./:@_]+")
+_PARTS = re.compile(r"[\W_]+")
 NUMBER_WORDS = frozenset(
     (
         "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
@@ -132,7 +133,7 @@ def _side(text: str) -> _Side:
     tokens: set[str] = set()
     for match in _TOKEN.finditer(text):
         token = match.group()
-        tokens.add(token.casefold())
+        tokens.add(_key(token))
         kind = _kind(token)
         if kind is None:
             continue
@@ -143,7 +144,7 @@ def _side(text: str) -> _Side:
     for key in list(weak):
         if key in strong:
             del weak[key]
-    words = frozenset(w.casefold() for w in _WORDS.findall(text))
+    words = frozenset(w.casefold() for w in _PARTS.split(text) if w)
     negated = _NEGATION.search(text) is not None
     return _Side(strong, weak, words, frozenset(stem(w) for w in words), frozenset(tokens), negated)
 
@@ -182,11 +183,9 @@ def _present(key: str, token: str, other: _Side) -> bool:
         return True
     if any(ch.isdigit() for ch in key):
         return False
-    parts = [p for p in _SEPARATORS.split(key.replace("`", "")) if p]
-    if len(parts) > 1 or token.startswith("`"):
-        # `read-only` and `read only`, `max_retries` and `max retries`: the same words.
-        return all(part in other.words or stem(part) in other.stems for part in _WORDS.findall(key))
-    return key in other.words or stem(key) in other.stems
+    parts = [p for p in _PARTS.split(key) if p]
+    # `read-only` and `read only`, `max_retries` and `max retries`: the same words.
+    return bool(parts) and all(p in other.words or stem(p) in other.stems for p in parts)
 
 
 def _starts_sentence(text: str, start: int) -> bool:
