@@ -166,3 +166,17 @@ def test_unlinked_similar_memories_with_swapped_values_are_an_update_not_a_merge
     new = mem.remember(NEW, type="constraint", scope=SCOPE, dedup=False).memory_id
     proposals = mem.tidy(scope=SCOPE)
     assert [(p.kind, p.refs) for p in proposals] == [("update", (old, new))]
+
+
+def test_a_session_brief_shows_the_newer_claim_first_with_its_conflict(
+    mem: Cairn, clock: FakeClock
+) -> None:
+    # Facts, not constraints: the brief lists constraints in a section of their own.
+    old = mem.remember(OLD, type="fact", scope=SCOPE).memory_id
+    clock.advance(days=1)
+    new = mem.remember(NEW, type="fact", scope=SCOPE).memory_id
+    brief = mem.activate("which python is required for CI", scope=SCOPE)
+    hits = {h.ref: h for h in brief.memories}
+    refs = [h.ref for h in brief.memories]
+    assert refs.index(new) < refs.index(old)
+    assert hits[new].conflicts_with == (old,) and hits[old].conflicts_with == (new,)
