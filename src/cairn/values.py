@@ -31,6 +31,7 @@ _NEGATION = re.compile(
     r"\b(?:not|no|never|nor|neither|none|nobody|nothing|nowhere|cannot)\b|\w+n[’']t\b",
     re.IGNORECASE,
 )
+DESCRIBED = 5  # values per side named in `describe`
 TAIL_OVERLAP = 0.8  # word overlap two long texts' unembedded tails need to count as the same
 _SENTENCE_END = frozenset(".!?:;\n")
 _LEADING = frozenset(" \t\r-*•>#\"'([“‘")  # skipped when looking back for a sentence start
@@ -82,14 +83,20 @@ class ValueDiff:
         """A short human line: `3.11 → 3.12`, `negation`, `enable/disable`."""
         parts: list[str] = []
         if self.only_left or self.only_right:
-            left, right = ", ".join(self.only_left), ", ".join(self.only_right)
-            parts.append(f"{left or '-'} → {right or '-'}")
+            parts.append(f"{_listed(self.only_left)} → {_listed(self.only_right)}")
         if self.negation:
             parts.append("negation")
         parts += [f"{x}/{y}" for x, y in self.opposites]
         if self.beyond:
             parts.append("the text after what the embedder reads")
         return "; ".join(parts)
+
+
+def _listed(values: tuple[str, ...]) -> str:
+    """At most `DESCRIBED` values, each clipped: two long texts may differ in hundreds."""
+    shown = [v if len(v) <= 40 else v[:39] + "…" for v in values[:DESCRIBED]]
+    more = f" (+{len(values) - DESCRIBED} more)" if len(values) > DESCRIBED else ""
+    return (", ".join(shown) or "-") + more
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,11 +4,14 @@ stored and linked. With the deterministic embedder (every test run) and the real
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from value_change_pairs import RESTATEMENTS, VALUE_CHANGES
 
 from cairn import Cairn
@@ -71,6 +74,27 @@ def test_hashing_embedder_value_changes_are_stored(mem: Cairn, embedder: Embedde
 
 def test_hashing_embedder_restatements_boost(mem: Cairn, embedder: Embedder) -> None:
     assert check_restatements(mem, embedder) >= 8
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(
+    st.sampled_from(["Python {} is required for CI.", "The primary database is {}.",
+                     "Run the billing worker with {} replicas in production."]),
+    st.lists(st.one_of(st.integers(2, 500).map(str), st.from_regex(r"db-[a-z]{3,8}",
+             fullmatch=True)), min_size=2, max_size=2, unique=True),
+)  # fmt: skip
+def test_no_changed_value_is_ever_boosted_away(mem: Cairn, template: str, values: list) -> None:  # type: ignore[type-arg]
+    scope = f"project:example/hypothesis-{next(_SCOPES)}"
+    old, new = (template.format(v) for v in values)
+    first = mem.remember(old, type="fact", scope=scope)
+    second = mem.remember(new, type="fact", scope=scope)
+    assert second.disposition == "created" and second.memory_id != first.memory_id
+    if second.similarity is not None:
+        assert second.may_update == first.memory_id
+
+
+_SCOPES = itertools.count()
 
 
 @pytest.fixture(scope="module")

@@ -101,3 +101,29 @@ def test_any_text_pair_is_checked_without_error_and_symmetrically(a: str, b: str
     assert forward.changed == backward.changed
     assert forward.negation == backward.negation
     assert not value_diff(a, a).changed
+
+
+def test_the_description_stays_short_however_many_values_differ() -> None:
+    left = " ".join(f"port {n}" for n in range(100))
+    right = " ".join(f"port {n}" for n in range(100, 200))
+    described = value_diff(left, right).describe()
+    assert "(+95 more)" in described and len(described) < 200
+
+
+versions = st.tuples(st.integers(0, 30), st.integers(0, 99)).map(lambda v: f"{v[0]}.{v[1]}")
+names = st.from_regex(r"[a-z]{2,8}-[a-z]{2,8}", fullmatch=True)
+templates = st.sampled_from(
+    [
+        "Python {} is required for CI.",
+        "The primary database is {}.",
+        "Deploys go through {} first.",
+        "Set the pool size to {} on the primary.",
+    ]
+)
+
+
+@given(templates, st.one_of(versions, names), st.one_of(versions, names))
+def test_any_changed_version_or_identifier_is_a_value_change(
+    template: str, old: str, new: str
+) -> None:
+    assert value_diff(template.format(old), template.format(new)).changed == (old != new)
