@@ -78,7 +78,9 @@ class MemoryTools:
         tasks, artifacts. Give content + type for one claim, or memories for several.
 
         Returns memory_id and disposition: created, matched (identical content) or boosted
-        (a near-duplicate in the scope was strengthened instead). Refused with a reason:
+        (a near-duplicate with the same values was strengthened instead). A near-duplicate
+        with other values (version, number, name, negation) is created with may_update naming
+        the older memory. Refused with a reason:
         blank content, unknown type, too large, or content holding a secret. Do not store
         ephemeral task state; pin it instead.
         """
