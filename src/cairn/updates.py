@@ -110,7 +110,8 @@ def _above(order: list[Scored], new: int, old: int, loaded: dict[int, Memory]) -
     newer = replace(
         newer,
         score=max(newer.score, older.score),
-        parts={**newer.parts, "update_of": float(old)},
+        # explain: the score the newer claim was lifted to, its older claim's
+        parts={**newer.parts, "older_claim_score": older.score},
     )
     rest = [s for s in order if s.memory.id != new]
     at = next(i for i, s in enumerate(rest) if s.memory.id == old)
