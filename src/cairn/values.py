@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from cairn.ranking.lexical import STOPWORDS, stem
 
@@ -99,14 +100,18 @@ def _listed(values: tuple[str, ...]) -> str:
     return (", ".join(shown) or "-") + more
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class _Side:
     strong: dict[str, str]  # key -> the token as written: values that count on their own
     weak: dict[str, str]  # sentence-initial capitalised words: count only in a substitution
     words: frozenset[str]  # every word, casefolded
-    stems: frozenset[str]
     tokens: frozenset[str]  # every token, casefolded
     negated: bool
+
+    @cached_property
+    def stems(self) -> frozenset[str]:
+        # Stemming is the slow part; most values are found by their exact word first.
+        return frozenset(stem(w) for w in self.words)
 
 
 def value_diff(left: str, right: str) -> ValueDiff:
@@ -153,7 +158,7 @@ def _side(text: str) -> _Side:
             del weak[key]
     words = frozenset(w.casefold() for w in _PARTS.split(text) if w)
     negated = _NEGATION.search(text) is not None
-    return _Side(strong, weak, words, frozenset(stem(w) for w in words), frozenset(tokens), negated)
+    return _Side(strong, weak, words, frozenset(tokens), negated)
 
 
 def _kind(token: str) -> str | None:
