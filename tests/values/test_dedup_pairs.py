@@ -16,7 +16,8 @@ from value_change_pairs import RESTATEMENTS, VALUE_CHANGES
 
 from cairn import Cairn
 from cairn.config import Settings
-from cairn.embeddings import Embedder, make_embedder
+from cairn.embeddings import Embedder
+from cairn.embeddings.local import MiniLMInt8
 from clocks import FakeClock
 
 
@@ -98,9 +99,11 @@ _SCOPES = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def model() -> Embedder:
-    """The real model, from the user's cache (CAIRN_HOME/models; built once if missing)."""
-    return make_embedder(Settings.from_env().with_overrides(embedder="local"))
+def model(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    """The real model (MiniLM int8), exported once into a cache of this module's own."""
+    embedder = MiniLMInt8(tmp_path_factory.mktemp("models"))
+    embedder.load()
+    return embedder
 
 
 @pytest.fixture
