@@ -44,8 +44,6 @@ def default_durability(memory_type: str) -> str:
 
 
 Disposition = Literal["created", "matched", "boosted"]
-# `replaced`: a version a correction superseded (it has `until` and `replaced_by`).
-STATUSES: tuple[str, ...] = ("active", "resting", "replaced", "retired", "purged")
 Citation = Literal["same", "changed", "gone", "unchecked"]
 RecallKind = Literal["memories", "pages", "all"]
 

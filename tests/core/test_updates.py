@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from cairn import Cairn, Conflict
+from cairn import Cairn, Conflict, InvalidInput, NotFound, history
 from cairn.embeddings.base import MAX_EMBED_CHARS
 from clocks import FakeClock
 
@@ -180,3 +180,16 @@ def test_a_session_brief_shows_the_newer_claim_first_with_its_conflict(
     refs = [h.ref for h in brief.memories]
     assert refs.index(new) < refs.index(old)
     assert hits[new].conflicts_with == (old,) and hits[old].conflicts_with == (new,)
+
+
+def test_supersede_refuses_what_cannot_be_a_next_version(mem: Cairn, clock: FakeClock) -> None:
+    old, new = pair(mem, clock)
+    with pytest.raises(InvalidInput, match="two memories"):
+        history.supersede(mem._ctx, old, old, "same", SCOPE)
+    other = mem.remember("Node 20 is required.", type="fact", scope="project:example/other")
+    with pytest.raises(NotFound):
+        history.supersede(mem._ctx, old, other.memory_id, "elsewhere", SCOPE)
+    mem.forget(new, reason="wrong", scope=SCOPE)
+    with pytest.raises(Conflict, match="forgotten"):
+        history.supersede(mem._ctx, old, new, "retired", SCOPE)
+    assert mem.get_memory([old], scope=SCOPE).records[0].memory.status == "active"
