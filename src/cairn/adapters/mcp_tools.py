@@ -256,8 +256,9 @@ class MemoryTools:
             Field(description="Where a lesson-to-skill proposal writes (default .claude/skills)."),
         ] = None,
     ) -> ToolResult:
-        """Proposals to keep memory healthy: merge near-duplicates, retire memories whose
-        cited code is gone, resolve contradictions, turn recurring lessons into a skill file.
+        """Proposals to keep memory healthy: accept a newer claim as an update of an older
+        one, merge near-duplicates, retire memories whose cited code is gone, resolve
+        contradictions, turn recurring lessons into a skill file.
         Nothing changes until you call tidy_accept or tidy_decline on a proposal id."""
         return await self._b.call(
             ctx,
@@ -275,7 +276,8 @@ class MemoryTools:
         scope: Scope = None,
         cwd: Cwd = None,
     ) -> ToolResult:
-        """Carry out a tidy proposal: merge, retire, resolve, or write the skill file."""
+        """Carry out a tidy proposal: update, merge, retire, resolve, or write the skill
+        file."""
         return await self._b.call(
             ctx,
             lambda mem, where: mem.tidy_accept(proposal_id, scope=scope, cwd=where),
