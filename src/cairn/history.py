@@ -2,9 +2,9 @@
 
 Nothing is overwritten except by purge. A correction is a new row that `replaces` the old
 one; the old row gets `until` (when it stopped being believed), `replaced_by` and the status
-`replaced`. `supersede` is the same correction when the new version is already stored. A memory that
-is not visible from the caller's scope is reported exactly like one that does not exist, so
-refs cannot be used to probe other scopes.
+`replaced`. `supersede` is the same correction when the new version is already stored. A
+memory that is not visible from the caller's scope is reported exactly like one that does not
+exist, so refs cannot be used to probe other scopes.
 """
 
 from __future__ import annotations
@@ -144,7 +144,14 @@ def supersede(ctx: Context, old_ref: str, new_ref: str, reason: str, scope: str)
     reason = _require_reason(reason, "correct")
     now, store = ctx.clock(), ctx.store
     with store.transaction():
-        payload = {"reason": reason, "replaces": old.ref, "by": new.ref}
+        limit = ctx.settings.event_payload_chars
+        payload = {
+            "content": new.content[:limit],
+            "truncated": len(new.content) > limit,
+            "reason": reason,
+            "replaces": old.ref,
+            "by": new.ref,
+        }
         if ctx.integration_version is not None:
             payload["integration_version"] = ctx.integration_version
         store.add_event(NewEvent("correct", old.scope, None, now, ctx.integration, new.id, payload))
