@@ -45,6 +45,7 @@ from cairn.store import MemoryFilter, Store, open_store
 from cairn.tags import normalise_tags
 from cairn.timeutil import Clock, parse_when, system_clock
 from cairn.toolbase import ToolBase
+from cairn.updates import newer_first
 
 MAX_LIMIT = 25
 CONTENT_PREVIEW = 500
@@ -230,8 +231,9 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         if moment is None:
             self._rest_idle(resolved)
         ranked = retrieve(self._ctx, request) if request.limit else []
+        ranked, conflicts = newer_first(self._ctx, ranked, request.filt, request.limit)
         cited = self._citation_checker(resolved, cwd, [s.memory for s in ranked])
-        hit = partial(_hit, explain=explain, citation=cited)
+        hit = partial(_hit, explain=explain, citation=cited, conflicts=conflicts)
         done = complete(self._ctx, request, ranked, resolved, mode, hit, explain=explain)
         event_id = self._record_recall(
             resolved, request, ranked, session, context, done.refs, count_access=moment is None
@@ -381,7 +383,10 @@ def _check_also(also: Sequence[str] | None) -> tuple[str, ...]:
 
 
 def _hit(
-    scored: Scored, explain: bool, citation: Callable[[Memory], CitationCheck] | None = None
+    scored: Scored,
+    explain: bool,
+    citation: Callable[[Memory], CitationCheck] | None = None,
+    conflicts: Mapping[int, tuple[str, ...]] | None = None,
 ) -> Hit:
     memory = scored.memory
     checked = citation(memory) if citation is not None else UNCHECKED
@@ -400,4 +405,5 @@ def _hit(
         content=memory.content[:CONTENT_PREVIEW],
         occurred_at=memory.occurred_at,
         explain=dict(scored.parts) if explain else None,
+        conflicts_with=(conflicts or {}).get(memory.id, ()),
     )

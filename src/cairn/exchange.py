@@ -12,6 +12,9 @@ float32, JSON as values), so a file written by one backend loads into the other.
 files (memories, events and vectors as `"record": "memory" | "event" | "vector"`) are still
 read; their lexical index is rebuilt by analysing the memories, as version 1 did.
 
+A superseded version is exported with the status `replaced`; older files, which kept it
+`active`, are read as if they had said `replaced`.
+
 Importing is only allowed into an empty store: merging two histories would renumber refs that
 other records point at. The import runs in one transaction, so a damaged line leaves the store
 empty.
@@ -149,13 +152,20 @@ class _Loader:
         if table != self.table or len(self.rows) >= _BATCH:
             self.flush()
             self.table = table
-        self.rows.append(row)
+        self.rows.append(_current_status(row) if table == "memories" else row)
 
     def flush(self) -> None:
         if self.rows:
             self.store.load_rows(self.table, self.rows)
             self.counts[self.table] = self.counts.get(self.table, 0) + len(self.rows)
             self.rows = []
+
+
+def _current_status(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Files written before the `replaced` status kept superseded versions `active`."""
+    if row.get("replaced_by") is not None and row.get("status") in ("active", "resting"):
+        return {**row, "status": "replaced"}
+    return row
 
 
 def _v1_row(table: str, record: dict[str, Any]) -> dict[str, Any]:

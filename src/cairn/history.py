@@ -1,9 +1,10 @@
 """History: correct (new version), forget (retire), purge (erase, keep a tombstone), get_memory.
 
 Nothing is overwritten except by purge. A correction is a new row that `replaces` the old
-one; the old row gets `until` (when it stopped being believed) and `replaced_by`. A memory that
-is not visible from the caller's scope is reported exactly like one that does not exist, so
-refs cannot be used to probe other scopes.
+one; the old row gets `until` (when it stopped being believed), `replaced_by` and the status
+`replaced`. `supersede` is the same correction when the new version is already stored. A
+memory that is not visible from the caller's scope is reported exactly like one that does not
+exist, so refs cannot be used to probe other scopes.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from cairn import neighbours
+from cairn import neighbours, updates
 from cairn.code.records import UNCHECKED, CitationCheck
 from cairn.context import Context
 from cairn.embeddings.base import Vector
@@ -34,6 +35,8 @@ from cairn.scope import visible_scopes
 from cairn.sessions.relations import relate_versions
 
 _MAX_CHAIN = 1000  # a guard against a corrupted chain, far beyond any real history
+REPLACED = "replaced"  # the status of a version a correction superseded
+_RETIRE_EVENTS = 20  # newest events read to find a forgotten memory's `forget` reason
 
 
 def load_visible(ctx: Context, ref: str, scope: str) -> Memory:
@@ -111,15 +114,52 @@ def _write_correction(
             NewEvent("correct", old.scope, None, now, ctx.integration, new_id, payload)
         )
         store.update_memory(new_id, {"source_event_id": event_id})
-        store.update_memory(old.id, {"until": now, "replaced_by": new_id})
-        relate_versions(store, old.id, new_id, now)
-        cited = store.get_citations([old.id]).get(old.id)
-        if cited is not None:
-            store.put_citation(replace(cited, memory_id=new_id, created_at=now))
+        _retire_version(ctx, old, new_id)
         store.put_vector(new_id, ctx.embedder.identity, vector)
         index_memory(store, new_id, content, old.tags, old.source_ref, reason)
         neighbours.after_write(store, new_id, ctx.embedder.identity)
     return RememberResult(memory_ref(new_id), "created", old.type, old.scope, event_ref(event_id))
+
+
+def _retire_version(ctx: Context, old: Memory, new_id: int) -> None:
+    """Mark `old` replaced by `new_id`: until, replaced_by, status, version relation, citation."""
+    store, now = ctx.store, ctx.clock()
+    store.update_memory(old.id, {"until": now, "replaced_by": new_id, "status": REPLACED})
+    relate_versions(store, old.id, new_id, now)
+    cited = store.get_citations([old.id]).get(old.id)
+    if cited is not None and not store.get_citations([new_id]):
+        store.put_citation(replace(cited, memory_id=new_id, created_at=now))
+
+
+def supersede(ctx: Context, old_ref: str, new_ref: str, reason: str, scope: str) -> Memory:
+    """A correction whose new version is already stored: `new_ref` replaces `old_ref`.
+
+    Accepting a tidy `update` does this: the newer claim was remembered beside the older one it
+    may update, so writing its text again as a third memory would only duplicate it.
+    """
+    old, new = load_visible(ctx, old_ref, scope), load_visible(ctx, new_ref, scope)
+    _require_current(old, "correct")
+    _require_current(new, "correct with")
+    if old.id == new.id or old.scope != new.scope:
+        raise InvalidInput(f"{new.ref} cannot replace {old.ref}: name two memories of one scope.")
+    reason = _require_reason(reason, "correct")
+    now, store = ctx.clock(), ctx.store
+    with store.transaction():
+        limit = ctx.settings.event_payload_chars
+        payload = {
+            "content": new.content[:limit],
+            "truncated": len(new.content) > limit,
+            "reason": reason,
+            "replaces": old.ref,
+            "by": new.ref,
+        }
+        if ctx.integration_version is not None:
+            payload["integration_version"] = ctx.integration_version
+        store.add_event(NewEvent("correct", old.scope, None, now, ctx.integration, new.id, payload))
+        if new.replaces is None:
+            store.update_memory(new.id, {"replaces": old.id})
+        _retire_version(ctx, old, new.id)
+    return store.get_memories([old.id])[0]
 
 
 def forget(ctx: Context, ref: str, reason: str, scope: str) -> Memory:
@@ -215,6 +255,8 @@ def get_memories(
     wanted = [(ref, try_parse_ref(ref, kind="mem")) for ref in refs]
     ids = [mid for _, mid in wanted if mid is not None]
     by_id = {m.id: m for m in ctx.store.get_memories(ids) if m.scope in visible}
+    links = updates.links_of(ctx.store, list(by_id))
+    reasons = _retire_reasons(ctx, [m.id for m in by_id.values() if m.status == "retired"])
     records: list[MemoryRecord] = []
     unknown: list[str] = []
     for ref, mid in wanted:
@@ -230,9 +272,26 @@ def get_memories(
                 citation_lines=checked.lines,
                 replaced=tuple(_chain(ctx, memory, backwards=True)),
                 replaced_by_chain=tuple(_chain(ctx, memory, backwards=False)),
+                may_update=tuple(memory_ref(i) for i in links.older.get(mid, [])),
+                may_be_updated_by=tuple(memory_ref(i) for i in links.newer.get(mid, [])),
+                retire_reason=reasons.get(mid),
             )
         )
     return GetResult(tuple(records), tuple(unknown))
+
+
+def _retire_reasons(ctx: Context, ids: Sequence[int]) -> dict[int, str]:
+    """Why each forgotten memory was forgotten: the reason its `forget` event recorded."""
+    if not ids:
+        return {}
+    found: dict[int, str] = {}
+    for memory_id, events in ctx.store.events_for_memories(ids, limit=_RETIRE_EVENTS).items():
+        for event in events:  # newest first
+            reason = event.payload.get("reason")
+            if event.kind == "forget" and isinstance(reason, str):
+                found[memory_id] = reason
+                break
+    return found
 
 
 def _chain(ctx: Context, memory: Memory, *, backwards: bool) -> list[HistoryEntry]:

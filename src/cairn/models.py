@@ -155,6 +155,10 @@ class RememberResult:
     source_event_id: str
     similarity: float | None = None
     stored: bool = True
+    # Set when the claim was stored beside a near-duplicate carrying different values: the
+    # memory it may update (linked both ways) and what differs (`3.11 → 3.12`).
+    may_update: str | None = None
+    changed: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +205,9 @@ class Hit:
     provenance: Provenance | None = None
     via: str | None = None  # for pathway "associated": the direct hit it was reached from
     citation_lines: tuple[int, int] | None = None  # where the cited lines are now (`same`)
+    # Current memories this one may update or be updated by (near-duplicates that differ in
+    # values): the agent should not read either without the other.
+    conflicts_with: tuple[str, ...] = ()
 
     @property
     def memory_id(self) -> str:
@@ -316,6 +323,9 @@ class MemoryRecord:
     replaced: tuple[HistoryEntry, ...]  # what it replaced, newest first
     replaced_by_chain: tuple[HistoryEntry, ...]  # what replaced it, oldest first
     citation_lines: tuple[int, int] | None = None  # where the cited lines are now
+    may_update: tuple[str, ...] = ()  # older near-duplicates with other values it may update
+    may_be_updated_by: tuple[str, ...] = ()  # newer near-duplicates that may update it
+    retire_reason: str | None = None  # why it was forgotten (status `retired`)
 
     @property
     def ref(self) -> str:

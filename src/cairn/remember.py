@@ -1,5 +1,9 @@
 """remember: validate, refuse, embed, deduplicate, store, index — in that order.
 
+Deduplication never loses what the agent wrote: identical content is `matched`, a near-duplicate
+with the same values is `boosted`, and one with different values (a version, a number, a name,
+a negation: `cairn.values`) is stored and linked as a possible update (`cairn.updates`).
+
 Validation and refusal happen before anything is written, so a refused call stores nothing.
 Embedding happens outside the write transaction (it is the slow part); the dedup check and the
 insert happen inside one, so two writers racing on the same claim cannot both create it.
@@ -14,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from cairn import neighbours
+from cairn import neighbours, updates
 from cairn.code.citations import PreparedCitation, prepare_for_claim
 from cairn.context import Context
 from cairn.embeddings.base import MAX_EMBED_CHARS, Vector, fit_dimensions
@@ -41,9 +45,11 @@ from cairn.sessions.relations import check_relations, relate
 from cairn.store.base import MemoryFilter
 from cairn.tags import detect_tags, normalise_tags
 from cairn.timeutil import parse_when
+from cairn.values import compare
 
 SUMMARY_CHARS = 200
 _BOOST_STEP = 0.05
+NEAR_POOL = 5  # near-duplicates checked for one with the same values before storing anew
 
 REMEMBER_FIELDS = frozenset(
     {
@@ -267,10 +273,13 @@ def store_claim(ctx: Context, claim: Claim, vector: Vector, *, dedup: bool) -> R
     """Dedup and insert in one write transaction."""
     store, now = ctx.store, ctx.clock()
     identity = ctx.embedder.identity
+    update: Near | None = None
     with store.transaction():
         if dedup:
             found = _find_duplicate(ctx, claim, vector, identity)
-            if found is not None:
+            if isinstance(found, Near):
+                update = found
+            elif found is not None:
                 memory_id, disposition, similarity = found
                 event_id = _record(ctx, claim, memory_id, disposition, now)
                 _link(ctx, claim, memory_id, now)
@@ -284,7 +293,7 @@ def store_claim(ctx: Context, claim: Claim, vector: Vector, *, dedup: bool) -> R
                     similarity,
                 )
         memory_id = store.add_memory(_new_memory(ctx, claim, now))
-        event_id = _record(ctx, claim, memory_id, "created", now)
+        event_id = _record(ctx, claim, memory_id, "created", now, update)
         store.update_memory(memory_id, {"source_event_id": event_id})
         store.put_vector(memory_id, identity, vector)
         index_memory(store, memory_id, claim.content, claim.tags, claim.source_ref, claim.reason)
@@ -292,14 +301,38 @@ def store_claim(ctx: Context, claim: Claim, vector: Vector, *, dedup: bool) -> R
         if claim.citation is not None:
             store.put_citation(claim.citation.row(memory_id, claim.scope, now))
         _link(ctx, claim, memory_id, now)
+        if update is not None:
+            updates.link(store, memory_id, update.memory_id, now)
     return RememberResult(
-        memory_ref(memory_id), "created", claim.type, claim.scope, event_ref(event_id)
+        memory_ref(memory_id),
+        "created",
+        claim.type,
+        claim.scope,
+        event_ref(event_id),
+        None if update is None else update.similarity,
+        may_update=None if update is None else memory_ref(update.memory_id),
+        changed=None if update is None else update.changed,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Near:
+    """An existing memory the claim resembles but whose values differ: it may update it."""
+
+    memory_id: int
+    similarity: float
+    changed: str
 
 
 def _find_duplicate(
     ctx: Context, claim: Claim, vector: Vector, identity: str
-) -> tuple[int, Any, float | None] | None:
+) -> tuple[int, Any, float | None] | Near | None:
+    """The memory this claim restates (matched or boosted), or the one it may update.
+
+    Identical content (whole text, by hash) is `matched`. A near-duplicate (cosine at least
+    `dedup_threshold`) is `boosted` only when it carries the same values over the whole text
+    (cairn.values); the most similar one whose values differ comes back as a `Near`.
+    """
     store, now = ctx.store, ctx.clock()
     same = store.find_current_by_hash(claim.scope, claim.content_hash)
     if same is not None:
@@ -307,16 +340,27 @@ def _find_duplicate(
         store.update_memory(same.id, {"last_accessed_at": now})
         return same.id, "matched", None
     near = store.nearest(
-        MemoryFilter(scopes=(claim.scope,), statuses=("active", "resting")), identity, vector, 1
+        MemoryFilter(scopes=(claim.scope,), statuses=("active", "resting")),
+        identity,
+        vector,
+        NEAR_POOL,
     )
-    if near and near[0][1] >= ctx.settings.dedup_threshold:
-        memory_id, similarity = near[0]
-        existing = store.get_memories([memory_id])[0]
-        weight = min(1.0, max(existing.weight, claim.weight) + _BOOST_STEP)
+    close = [(i, s) for i, s in near if s >= ctx.settings.dedup_threshold]
+    existing = {m.id: m for m in store.get_memories([i for i, _ in close])}
+    update: Near | None = None
+    for memory_id, similarity in close:
+        memory = existing.get(memory_id)
+        if memory is None:
+            continue
+        diff = compare(claim.content, memory.content, MAX_EMBED_CHARS)
+        if diff.changed:
+            update = update or Near(memory_id, round(similarity, 4), diff.describe())
+            continue
+        weight = min(1.0, max(memory.weight, claim.weight) + _BOOST_STEP)
         store.increment(memory_id, "access_count")
         store.update_memory(memory_id, {"weight": weight, "last_accessed_at": now})
         return memory_id, "boosted", round(similarity, 4)
-    return None
+    return update
 
 
 def _new_memory(ctx: Context, claim: Claim, now: datetime) -> NewMemory:
@@ -344,9 +388,16 @@ def _new_memory(ctx: Context, claim: Claim, now: datetime) -> NewMemory:
     )
 
 
-def _record(ctx: Context, claim: Claim, memory_id: int, disposition: str, now: datetime) -> int:
+def _record(
+    ctx: Context,
+    claim: Claim,
+    memory_id: int,
+    disposition: str,
+    now: datetime,
+    update: Near | None = None,
+) -> int:
     limit = ctx.settings.event_payload_chars
-    payload = {
+    payload: dict[str, Any] = {
         "content": claim.content[:limit],
         "truncated": len(claim.content) > limit,
         "type": claim.type,
@@ -354,6 +405,9 @@ def _record(ctx: Context, claim: Claim, memory_id: int, disposition: str, now: d
         "source_ref": claim.source_ref,
         "disposition": disposition,
     }
+    if update is not None:
+        payload["may_update"] = memory_ref(update.memory_id)
+        payload["changed"] = update.changed
     if ctx.integration_version is not None:
         payload["integration_version"] = ctx.integration_version
     return ctx.store.add_event(

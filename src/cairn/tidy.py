@@ -1,7 +1,12 @@
 """tidy: proposals that keep a store healthy, each accepted or declined by a person.
 
-Four kinds, all computed from what is stored now:
+Five kinds, all computed from what is stored now:
 
+- `update` — a newer claim that looks like an update of an older one: remember stored it beside
+  a near-duplicate carrying other values (a `may_update` link, cairn.updates), or two similar
+  memories each hold a value the other lacks (`3.11` / `3.12`). Accepting makes the newer one
+  the older one's next version (a correction: the older gets `until`, `replaced_by` and the
+  status `replaced`; nothing is rewritten).
 - `merge` — two memories of the same type saying nearly the same thing (embedding cosine and
   shared words both high, no opposite cue between them); the proposal carries the merged text
   (the richer memory plus the other's sentences it lacks). Accepting writes the merged text as
@@ -30,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from cairn import history
+from cairn import history, updates
 from cairn.code.citations import check
 from cairn.code.records import Proposal, ProposalRow, TidyDecision
 from cairn.code.sourceref import normalise_path
@@ -38,6 +43,7 @@ from cairn.context import Context
 from cairn.errors import Conflict, InvalidInput, NotFound
 from cairn.models import Memory, NewEvent
 from cairn.ranking.lexical import STOPWORDS
+from cairn.values import value_diff
 
 DEFAULT_SKILLS_DIR = ".claude/skills"
 MERGE_SIMILARITY = 0.75
@@ -138,7 +144,9 @@ def propose(
     memories = ctx.store.current_memories([scope], statuses=("active",), limit=MAX_MEMORIES)
     candidates = [*_gone(ctx, scope, memories, checkout)]
     similar = _similarities(ctx, memories)
-    candidates += _pairs(memories, similar)
+    links = updates.links_of(ctx.store, [m.id for m in memories])
+    candidates += _updates(memories, similar, links)
+    candidates += _pairs(memories, similar, links)
     root = checkout or _known_root(ctx, scope)
     if root is not None:
         candidates += _skills(memories, similar, root, folder)
@@ -190,13 +198,39 @@ def _similarities(ctx: Context, memories: Sequence[Memory]) -> np.ndarray:
     return np.asarray(matrix @ matrix.T, dtype=np.float32)
 
 
-def _pairs(memories: Sequence[Memory], similar: np.ndarray) -> list[_Candidate]:
+def _updates(
+    memories: Sequence[Memory], similar: np.ndarray, links: updates.Links
+) -> list[_Candidate]:
+    """Claims remember stored beside an older near-duplicate with other values."""
+    index = {m.id: i for i, m in enumerate(memories)}
+    out: list[_Candidate] = []
+    for newer_id, older_ids in sorted(links.older.items()):
+        for older_id in older_ids:
+            if newer_id in index and older_id in index:
+                i, j = index[older_id], index[newer_id]
+                out.append(_update(memories[i], memories[j], float(similar[i, j])))
+    return out
+
+
+def _update(older: Memory, newer: Memory, cosine: float) -> _Candidate:
+    changed = value_diff(older.content, newer.content).describe() or "other wording"
+    return _Candidate("update", (older.id, newer.id), {
+        "summary": f"{newer.ref} looks like an update of {older.ref} ({changed}); accept to "
+                   f"make {newer.ref} replace {older.ref}",
+        "keep": newer.ref, "replace": older.ref, "changed": changed,
+        "similarity": round(cosine, 4),
+    })  # fmt: skip
+
+
+def _pairs(
+    memories: Sequence[Memory], similar: np.ndarray, links: updates.Links
+) -> list[_Candidate]:
     out: list[_Candidate] = []
     for i, j in zip(*np.nonzero(np.triu(similar, k=1) >= CONTRADICTION_SIMILARITY), strict=True):
         a, b = memories[int(i)], memories[int(j)]
         cosine = float(similar[i, j])
-        if _overlap(a.content, b.content) < SHARED_WORDS:
-            continue
+        if b.id in links.partners(a.id) or _overlap(a.content, b.content) < SHARED_WORDS:
+            continue  # a linked pair is already proposed as an update
         if opposed(a.content, b.content):
             newer, older = (a, b) if a.id > b.id else (b, a)
             out.append(_Candidate("contradiction", (older.id, newer.id), {
@@ -204,6 +238,10 @@ def _pairs(memories: Sequence[Memory], similar: np.ndarray) -> list[_Candidate]:
                            f"{newer.ref} and retire {older.ref}",
                 "keep": newer.ref, "retire": older.ref, "similarity": round(cosine, 4),
             }))  # fmt: skip
+        elif cosine >= MERGE_SIMILARITY and value_diff(a.content, b.content).substituted:
+            # One value where the other has another: merging would keep only one of them.
+            older, newer = (a, b) if a.id < b.id else (b, a)
+            out.append(_update(older, newer, cosine))
         elif cosine >= MERGE_SIMILARITY and a.type == b.type:
             keep, drop = sorted((a, b), key=_strength, reverse=True)
             out.append(_Candidate("merge", (keep.id, drop.id), {
@@ -352,6 +390,10 @@ def _apply(
         history.forget(ctx, str(payload["retire"]), f"tidy {row.ref}: contradicted by "
                        f"{payload['keep']}", scope)  # fmt: skip
         return [str(payload["retire"])], None
+    if row.kind == "update":
+        reason = f"tidy {row.ref}: updated by {payload['keep']}"
+        history.supersede(ctx, str(payload["replace"]), str(payload["keep"]), reason, scope)
+        return [str(payload["replace"])], None
     if row.kind == "merge":
         new = history.correct(ctx, str(payload["keep"]), str(payload["merged_text"]),
                               f"tidy {row.ref}: merged {payload['retire']}", scope)  # fmt: skip

@@ -425,7 +425,7 @@ def test_get_correct_forget_purge_and_stats(binding: Binding) -> None:
         assert "| The API limit is 200 rpm." in text(shown)
 
         retired = await ok(client, "forget", ref=new_ref, reason="limit removed", scope=SCOPE)
-        assert text(retired) == f"{new_ref} retired"
+        assert text(retired) == f"{new_ref} retired: limit removed"
         other = await ok(client, "remember", content="token leaked here", type="fact", scope=SCOPE)
         assert other.structured_content is not None
         gone = await ok(client, "purge", ref=other.structured_content["memory_id"], scope=SCOPE)

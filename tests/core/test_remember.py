@@ -52,7 +52,7 @@ def test_identical_content_in_the_same_scope_is_matched(mem: Cairn) -> None:
 def test_near_duplicate_is_boosted_not_duplicated(mem: Cairn) -> None:
     text = "The billing worker retries failed webhook deliveries five times with backoff."
     first = mem.remember(text, type="fact", scope=SCOPE)
-    near = mem.remember(text.replace("five", "six"), type="fact", scope=SCOPE)
+    near = mem.remember(text.replace(" with ", " using "), type="fact", scope=SCOPE)
     assert near.disposition == "boosted"
     assert near.memory_id == first.memory_id
     assert near.similarity is not None and near.similarity >= 0.82
@@ -73,7 +73,7 @@ def test_dedup_threshold_is_configurable(
     with Cairn.open(store_location, settings=strict, embedder=embedder, clock=clock) as mem:
         text = "The billing worker retries failed webhook deliveries five times with backoff."
         mem.remember(text, type="fact", scope=SCOPE)
-        near = mem.remember(text.replace("five", "six"), type="fact", scope=SCOPE)
+        near = mem.remember(text.replace(" with ", " using "), type="fact", scope=SCOPE)
         assert near.disposition == "created"
 
 

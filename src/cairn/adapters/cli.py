@@ -164,6 +164,11 @@ def remember(ctx: click.Context, /, content: str, mtype: str, **opts: Any) -> No
         return
     extra = f" (similarity {result.similarity})" if result.similarity is not None else ""
     click.echo(f"{result.memory_id} {result.disposition}{extra} [{result.type}] {result.scope}")
+    if result.may_update:
+        click.echo(
+            f"  may update {result.may_update} ({result.changed}); both are kept: "
+            f"cairn tidy proposes the correction"
+        )
 
 
 @main.command()
@@ -241,6 +246,7 @@ def print_recall(result: RecallResult) -> None:
     for hit in result.hits:
         flags = " weak" if hit.weak else ""
         flags += f" associated via {hit.via}" if hit.pathway == "associated" else ""
+        flags += f" conflicts with {', '.join(hit.conflicts_with)}" if hit.conflicts_with else ""
         until = f" until {hit.until:%Y-%m-%d}" if hit.until else ""
         source = f" ({hit.source_ref})" if hit.source_ref else ""
         click.echo(
@@ -325,6 +331,12 @@ def print_record(record: MemoryRecord) -> None:
         f"  source_ref: {m.source_ref or '-'}"
     )
     click.echo(f"  tags: {', '.join(m.tags) or '-'}  reason: {m.reason or '-'}")
+    if record.retire_reason:
+        click.echo(f"  retired because: {record.retire_reason}")
+    if record.may_update:
+        click.echo(f"  may update: {', '.join(record.may_update)}")
+    if record.may_be_updated_by:
+        click.echo(f"  may be updated by: {', '.join(record.may_be_updated_by)}")
     click.echo(
         f"  cited {m.cited}  confirmed {m.confirmed}  contradicted {m.contradicted}"
         f"  accessed {m.access_count}"

@@ -51,9 +51,14 @@ def remember(result: RememberResult | RememberBatch) -> str:
 
 def _remembered(result: RememberResult) -> str:
     similar = f" (similarity {result.similarity:.2f})" if result.similarity is not None else ""
+    update = (
+        f"; may update {result.may_update} ({result.changed}), both kept"
+        if result.may_update
+        else ""
+    )
     return (
         f"{result.memory_id} {result.disposition}{similar} [{result.type}] {result.scope}"
-        f" ({result.source_event_id})"
+        f" ({result.source_event_id}){update}"
     )
 
 
@@ -67,6 +72,8 @@ def hit_line(hit: Hit) -> str:
     flags = " weak" if hit.weak else ""
     if hit.pathway != "direct":
         flags += f" {hit.pathway}" + (f" via {hit.via}" if hit.via else "")
+    if hit.conflicts_with:
+        flags += f" conflicts with {','.join(hit.conflicts_with)}"
     until = f" until {hit.until:%Y-%m-%d}" if hit.until else ""
     source = f" ({hit.source_ref})" if hit.source_ref else ""
     kind = f"[{hit.type}]" if hit.type else f"[{hit.kind}]"
@@ -120,6 +127,12 @@ def _record(record: MemoryRecord) -> str:
         f"  reason: {m.reason or '-'}",
         f"  cited {m.cited} confirmed {m.confirmed} contradicted {m.contradicted}",
     ]
+    if record.retire_reason:
+        lines.append(f"  retired because: {record.retire_reason}")
+    if record.may_update:
+        lines.append(f"  may update: {', '.join(record.may_update)}")
+    if record.may_be_updated_by:
+        lines.append(f"  may be updated by: {', '.join(record.may_be_updated_by)}")
     lines += [f"  | {line}" for line in m.content.splitlines() or [""]]
     lines += [
         f"  replaced {e.ref}"

@@ -78,7 +78,9 @@ class MemoryTools:
         tasks, artifacts. Give content + type for one claim, or memories for several.
 
         Returns memory_id and disposition: created, matched (identical content) or boosted
-        (a near-duplicate in the scope was strengthened instead). Refused with a reason:
+        (a near-duplicate with the same values was strengthened instead). A near-duplicate
+        with other values (version, number, name, negation) is created with may_update naming
+        the older memory. Refused with a reason:
         blank content, unknown type, too large, or content holding a secret. Do not store
         ephemeral task state; pin it instead.
         """
@@ -208,8 +210,9 @@ class MemoryTools:
             lambda mem, where: {
                 "ref": mem.forget(ref, reason=reason, scope=scope, cwd=where),
                 "status": "retired",
+                "reason": reason.strip(),
             },
-            lambda result: f"{result['ref']} retired",
+            lambda result: f"{result['ref']} retired: {result['reason']}",
             Where(scope, cwd),
         )
 
@@ -253,8 +256,9 @@ class MemoryTools:
             Field(description="Where a lesson-to-skill proposal writes (default .claude/skills)."),
         ] = None,
     ) -> ToolResult:
-        """Proposals to keep memory healthy: merge near-duplicates, retire memories whose
-        cited code is gone, resolve contradictions, turn recurring lessons into a skill file.
+        """Proposals to keep memory healthy: accept a newer claim as an update of an older
+        one, merge near-duplicates, retire memories whose cited code is gone, resolve
+        contradictions, turn recurring lessons into a skill file.
         Nothing changes until you call tidy_accept or tidy_decline on a proposal id."""
         return await self._b.call(
             ctx,
@@ -272,7 +276,8 @@ class MemoryTools:
         scope: Scope = None,
         cwd: Cwd = None,
     ) -> ToolResult:
-        """Carry out a tidy proposal: merge, retire, resolve, or write the skill file."""
+        """Carry out a tidy proposal: update, merge, retire, resolve, or write the skill
+        file."""
         return await self._b.call(
             ctx,
             lambda mem, where: mem.tidy_accept(proposal_id, scope=scope, cwd=where),

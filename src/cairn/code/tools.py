@@ -276,15 +276,16 @@ class CodeTools(ToolBase):
         scope: str | None = None,
         skills_dir: str | None = None,
     ) -> list[Proposal]:
-        """Open proposals: merge near-duplicates, retire gone citations, resolve contradictions,
-        turn recurring lessons into a skill file (`skills_dir`, default .claude/skills)."""
+        """Open proposals: accept a newer claim as an update of an older one, merge
+        near-duplicates, retire gone citations, resolve contradictions, turn recurring lessons
+        into a skill file (`skills_dir`, default .claude/skills)."""
         resolved = self.scope_for(scope, cwd)
         return tidy.propose(self._ctx, resolved, self._checkout(resolved, cwd), skills_dir)
 
     def tidy_accept(
         self, proposal_id: str, *, cwd: str | Path | None = None, scope: str | None = None
     ) -> TidyDecision:
-        """Carry out a proposal (merge, retire, resolve, or write the skill file)."""
+        """Carry out a proposal (update, merge, retire, resolve, or write the skill file)."""
         number = parse_ref(proposal_id, kind="tidy")
         return tidy.accept(self._ctx, number, self.scope_for(scope, cwd))
 

@@ -40,6 +40,7 @@ from cairn.sessions.models import (
 )
 from cairn.sessions.procedures import rank_procedures
 from cairn.store.base import MemoryFilter
+from cairn.updates import newer_first
 
 SECTION_LIMIT = 10
 RELEVANT_LIMIT = 8
@@ -104,7 +105,8 @@ def activate(
         ctx, RecallQuery(text, MemoryFilter(scopes=scopes), RELEVANT_LIMIT + 1, also=cues)
     )
     more = more or len(ranked) > RELEVANT_LIMIT
-    hits = _hits(ctx, ranked[:RELEVANT_LIMIT], scope)
+    relevant, conflicts = newer_first(ctx, ranked, MemoryFilter(scopes=scopes), RELEVANT_LIMIT)
+    hits = _hits(ctx, relevant, scope, conflicts)
     procedures = rank_procedures(ctx, (text, *cues), scopes)
     budget = _Budget(ctx.settings.brief_budget_chars)
     packed = _pack(budget, sections, branch, hits, procedures)
@@ -176,7 +178,9 @@ def _sections(ctx: Context, scopes: Sequence[str]) -> tuple[dict[str, list[Memor
     return out, more
 
 
-def _hits(ctx: Context, ranked: Sequence[Scored], scope: str) -> list[Hit]:
+def _hits(
+    ctx: Context, ranked: Sequence[Scored], scope: str, conflicts: Mapping[int, tuple[str, ...]]
+) -> list[Hit]:
     sources = provenance(ctx, [s.memory for s in ranked], scope)
     hits = []
     for scored in ranked:
@@ -196,6 +200,7 @@ def _hits(ctx: Context, ranked: Sequence[Scored], scope: str) -> list[Hit]:
                 content=m.content[:CONTENT_PREVIEW],
                 occurred_at=m.occurred_at,
                 provenance=sources.get(m.ref),
+                conflicts_with=conflicts.get(m.id, ()),
             )
         )
     return hits

@@ -2,10 +2,12 @@
 
 `remember(..., relates_to=[refs])` records a `relates_to` relation; `correct` records a
 `version` relation between the old and new version and carries the old version's relations
-over to the new one, so what pointed at a claim keeps pointing at its current wording. A recall
-returns, beside its direct hits, the current memories related to them (`pathway="associated"`,
-scored at half their direct hit's score, never counted toward `limit`). They pass the same
-filter as direct hits, which is what keeps them inside the caller's scope.
+over to the new one, so what pointed at a claim keeps pointing at its current wording (a
+`may_update` relation, from a claim stored beside a near-duplicate with other values, is
+`cairn.updates`' business). A recall returns, beside its direct hits, the current memories
+related to them (`pathway="associated"`, scored at half their direct hit's score, never counted
+toward `limit`). They pass the same filter as direct hits, which is what keeps them inside the
+caller's scope.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from cairn.store.base import MemoryFilter, Store
 
 RELATES_TO = "relates_to"
 VERSION = "version"
+MAY_UPDATE = "may_update"  # from a newer claim to an older near-duplicate with other values
 ASSOCIATION_DECAY = 0.5
 MAX_RELATES_TO = 20
 _MAX_HOPS = 50

@@ -49,6 +49,7 @@ UPDATABLE_FIELDS = frozenset(
     {
         "status",
         "until",
+        "replaces",  # set once, when a stored claim is accepted as a memory's next version
         "replaced_by",
         "weight",
         "pinned",
