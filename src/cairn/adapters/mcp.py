@@ -48,7 +48,7 @@ from mcp_types.version import is_version_at_least
 from pydantic import ValidationError
 
 from cairn.adapters.mcp_stdio import serve_stdio
-from cairn.adapters.mcp_vet import find_flaw, safe_text
+from cairn.adapters.mcp_vet import escape_surrogates, find_flaw, safe_text
 from cairn.config import Settings
 from cairn.core import Cairn
 from cairn.embeddings.base import Embedder
@@ -223,9 +223,10 @@ def client_identity(ctx: Context[Any, Any]) -> tuple[str, str | None]:
     info = params.client_info if params is not None else None
     if info is None or not info.name.strip():
         return DEFAULT_INTEGRATION, None
-    # Peer-supplied text: kept short, since it is stored with every event the client causes.
-    version = (info.version or "").strip()[:MAX_IDENTITY_CHARS]
-    return info.name.strip()[:MAX_IDENTITY_CHARS], version or None
+    # Peer-supplied text: kept short, since it is stored with every event the client causes,
+    # and with any lone surrogate escaped, since the store cannot encode one.
+    version = escape_surrogates((info.version or "").strip())[:MAX_IDENTITY_CHARS]
+    return escape_surrogates(info.name.strip())[:MAX_IDENTITY_CHARS], version or None
 
 
 async def client_root(ctx: Context[Any, Any]) -> str | types.InputRequiredResult | None:

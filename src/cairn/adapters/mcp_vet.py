@@ -45,9 +45,14 @@ class Flaw:
         return f"{where} {self.problem}"
 
 
+def escape_surrogates(text: str) -> str:
+    """`text` with any lone surrogate written as `\\udXXX`, so it can be encoded and stored."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def safe_text(text: str, limit: int = _SHOWN_CHARS) -> str:
     """Peer text fit to quote in an answer: surrogates escaped, cut to `limit` characters."""
-    shown = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    shown = escape_surrogates(text)
     return shown if len(shown) <= limit else shown[:limit] + "…"
 
 
