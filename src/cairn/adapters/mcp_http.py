@@ -4,8 +4,9 @@ Three rules, checked before anything is served:
 
 * Binding to an address other than loopback is refused unless a bearer token is configured
   (`--token` / `CAIRN_HTTP_TOKEN`, or `--new-token`): memory is private, and a LAN is not.
-  A token must be strong (`check_token`): at least 32 printable ASCII characters, at least
-  16 of them different, so a random one holds at least 32 × log2(16) = 128 bits.
+  A token must be strong (`check_token`): at least 32 printable ASCII characters, at least 8
+  of them different, and an estimated 128 bits (`token_bits`: length × log2 of the alphabet
+  its character classes span), so `openssl rand -hex 16` passes and `aaaa…` does not.
 * With a token, every request must carry `Authorization: Bearer <token>` (the scheme in any
   case, as RFC 9110 has it), else 401 (compared in constant time). The check wraps the whole
   app, so no route escapes it.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import math
 import socket
 from collections.abc import Callable, Sequence
 from http import HTTPStatus
@@ -43,7 +45,11 @@ _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
 _LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
 _LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
 MIN_TOKEN_CHARS = 32
-MIN_TOKEN_SYMBOLS = 16
+MIN_TOKEN_DISTINCT = 8
+MIN_TOKEN_BITS = 128
+# Character classes and their sizes: a token's alphabet is the sum of the classes it uses.
+_CLASSES = ((str.isdigit, 10), (str.islower, 26), (str.isupper, 26))
+_OTHER_PRINTABLE = 32
 AUTH_ERROR = -32001  # a server-defined JSON-RPC code: the request was not authorised
 
 
@@ -67,6 +73,14 @@ def check_bind(host: str, token: str | None) -> None:
         check_token(token)
 
 
+def token_bits(token: str) -> float:
+    """Estimated entropy, as if each character were drawn at random from the classes used."""
+    alphabet = sum(size for test, size in _CLASSES if any(test(char) for char in token))
+    if any(not char.isalnum() for char in token):
+        alphabet += _OTHER_PRINTABLE
+    return len(token) * math.log2(alphabet) if alphabet > 1 else 0.0
+
+
 def check_token(token: str) -> None:
     """Refuse a token an attacker could guess; the message never repeats the token."""
     if not all("!" <= char <= "~" for char in token):
@@ -74,12 +88,14 @@ def check_token(token: str) -> None:
             "the token must be printable ASCII without spaces, since it travels in an HTTP "
             "header; `cairn serve --new-token` makes one."
         )
-    if len(token) < MIN_TOKEN_CHARS or len(set(token)) < MIN_TOKEN_SYMBOLS:
+    distinct, bits = len(set(token)), token_bits(token)
+    if len(token) < MIN_TOKEN_CHARS or distinct < MIN_TOKEN_DISTINCT or bits < MIN_TOKEN_BITS:
         raise InvalidInput(
-            f"the token is too weak to guard your memory ({len(token)} characters, "
-            f"{len(set(token))} different): use at least {MIN_TOKEN_CHARS} characters with at "
-            f"least {MIN_TOKEN_SYMBOLS} different ones (128 bits or more when random). "
-            "`cairn serve --new-token` makes one."
+            f"the token is too weak to guard your memory ({len(token)} characters, {distinct} "
+            f"different, about {int(bits)} bits): use at least {MIN_TOKEN_CHARS} characters, "
+            f"{MIN_TOKEN_DISTINCT} of them different, worth {MIN_TOKEN_BITS} bits counted as "
+            "length × log2(alphabet: 10 for digits, +26 lowercase, +26 uppercase, +32 other), "
+            "e.g. 32 random hex digits. `cairn serve --new-token` makes one."
         )
 
 
