@@ -187,3 +187,23 @@ def test_serve_on_a_corrupt_store_starts_and_lists_tools(
         listed = httpx.post(served.url, json=initialize_request(), headers=HEADERS)
         assert listed.status_code == 200
         assert json.loads(listed.text.split("data: ", 1)[1])["result"]["serverInfo"]
+
+
+def test_stdio_on_a_store_it_cannot_open_says_to_check_access(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    store = Path(env["CAIRN_HOME"]) / "memory.db"
+    store.mkdir()  # a directory where the file should be
+    params = StdioServerParameters(command=CAIRN, args=["mcp"], env=env, cwd=str(tmp_path))
+
+    async def session() -> None:
+        async with Client(params, mode="legacy") as client:
+            assert (await client.list_tools()).tools
+            result = await client.call_tool("stats", {})
+            said = result.content[0]
+            assert result.is_error and isinstance(said, types.TextContent)
+            # The store's own words (or the adapter's fallback): where, and what to check.
+            assert said.text.startswith("error: ") and str(store) in said.text
+            assert "writ" in said.text
+
+    anyio.run(session)

@@ -339,6 +339,13 @@ def store_opener(location: str, settings: Settings) -> StoreOpener:
     def opener() -> Store:
         try:
             return open_store(location, busy_timeout_ms=settings.busy_timeout_ms)
+        except sqlite3.OperationalError as exc:
+            # Unreadable, read-only, a directory: the file may be fine, access is not.
+            raise StoreError(
+                f"the store at {location} cannot be opened: {exc}. Check that it is a file "
+                "you may read and write, in a directory you may write; the server tries "
+                "again on the next call."
+            ) from exc
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"the store at {location} cannot be opened: {exc}. It is damaged or not a "
