@@ -57,6 +57,7 @@ HOSTILE_LINES = [
     pytest.param(b"[]", types.INVALID_REQUEST, None, id="empty-batch"),
     pytest.param(b'{"jsonrpc": "2.0", "id": 9}', types.INVALID_REQUEST, 9, id="no-method"),
     pytest.param(b'"just a string"', types.INVALID_REQUEST, None, id="not-an-object"),
+    pytest.param(b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', -32600, None, id="bool-id"),
 ]
 
 

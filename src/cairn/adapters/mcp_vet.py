@@ -102,15 +102,17 @@ class Rejected:
     reply: types.JSONRPCError
 
 
-def rejection(code: int, message: str, request_id: object = None) -> Rejected:
-    # The id is echoed only when it is a valid one, so the client's waiting request resolves.
-    valid = isinstance(request_id, str) or (
+def valid_id(request_id: object) -> bool:
+    return isinstance(request_id, str) or (
         isinstance(request_id, int) and not isinstance(request_id, bool)
     )
+
+
+def rejection(code: int, message: str, request_id: object = None) -> Rejected:
+    # The id is echoed only when it is a valid one, so the client's waiting request resolves.
     error = types.ErrorData(code=code, message=message)
-    return Rejected(
-        types.JSONRPCError(jsonrpc="2.0", id=request_id if valid else None, error=error)  # type: ignore[arg-type]
-    )
+    echoed = request_id if valid_id(request_id) else None
+    return Rejected(types.JSONRPCError(jsonrpc="2.0", id=echoed, error=error))  # type: ignore[arg-type]
 
 
 def vet_line(line: bytes) -> types.JSONRPCMessage | Rejected | None:
@@ -146,6 +148,13 @@ def vet_line(line: bytes) -> types.JSONRPCMessage | Rejected | None:
 def _vet_parsed(parsed: object) -> types.JSONRPCMessage | Rejected:
     request_id = parsed.get("id") if isinstance(parsed, dict) else None
     method = parsed.get("method") if isinstance(parsed, dict) else None
+    if isinstance(parsed, dict) and "id" in parsed and not valid_id(request_id):
+        # The SDK would read such a request as a notification and never answer it.
+        shown = safe_text(json.dumps(request_id), 40)
+        return rejection(
+            types.INVALID_REQUEST,
+            f"Invalid request: id must be a string or an integer, not {shown}.",
+        )
     flaw = find_flaw(parsed, max_depth=MAX_MESSAGE_DEPTH, root="message")
     if flaw is not None and not _tool_argument(flaw, method):
         return rejection(types.INVALID_REQUEST, f"Invalid request: {flaw.sentence()}.", request_id)
