@@ -107,12 +107,15 @@ def test_stdio_answers_a_surrogate_in_tool_arguments_with_a_tool_error(
 
 
 # HTTP ---------------------------------------------------------------------------------------
+# (body, the status, the error code, the id it must echo)
 HOSTILE_BODIES = [
-    pytest.param(b'{"jsonrpc": "2.0", "id": 5, "method":', id="malformed"),
-    pytest.param(call(6, b'{"x": %s}' % DEEP), id="200-deep"),
-    pytest.param(call(7, remember_args(b"a\\ud800b")), id="surrogate"),
-    pytest.param(call(8, remember_args(b"a\xff\xfeb")), id="invalid-utf8"),
-    pytest.param(call(9, remember_args(b"x" * FIVE_MIB)), id="5MiB"),
+    pytest.param(b'{"jsonrpc": "2.0", "id": 5, "method":', 400, -32700, None, id="malformed"),
+    pytest.param(call(6, b'{"x": %s}' % DEEP), 400, -32600, 6, id="200-deep"),
+    pytest.param(call(7, remember_args(b"a\\ud800b")), 400, -32602, 7, id="surrogate"),
+    pytest.param(call(8, remember_args(b"a\xff\xfeb")), 400, -32700, None, id="invalid-utf8"),
+    pytest.param(call(9, remember_args(b"x" * FIVE_MIB)), 413, -32600, None, id="5MiB"),
+    pytest.param(b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', 400, -32600, None, id="bool"),
+    pytest.param(b"[]", 400, -32600, None, id="empty-batch"),
 ]
 
 
@@ -127,17 +130,17 @@ def http_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
         yield served.url, headers
 
 
-@pytest.mark.parametrize("body", HOSTILE_BODIES)
+@pytest.mark.parametrize(("body", "status", "code", "echoed"), HOSTILE_BODIES)
 def test_http_answers_a_hostile_body_with_a_jsonrpc_error(
-    http_session: tuple[str, dict[str, str]], body: bytes
+    http_session: tuple[str, dict[str, str]], body: bytes, status: int, code: int, echoed: int
 ) -> None:
     url, headers = http_session
     answer = httpx.post(url, content=body, headers=headers, timeout=20)
-    assert 400 <= answer.status_code < 500
+    assert answer.status_code == status
     assert answer.headers["content-type"].startswith("application/json")
     error: dict[str, Any] = answer.json()
-    assert error["jsonrpc"] == "2.0" and error["id"] is None
-    assert error["error"]["code"] in (types.PARSE_ERROR, types.INVALID_REQUEST), error
+    assert error["jsonrpc"] == "2.0" and error["id"] == echoed
+    assert error["error"]["code"] == code and error["error"]["message"], error
     listed = httpx.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
                         headers=headers, timeout=20)  # fmt: skip
     assert listed.status_code == 200 and '"tools"' in listed.text
@@ -208,3 +211,19 @@ def test_stdio_on_a_store_it_cannot_open_says_to_check_access(
             assert "writ" in said.text
 
     anyio.run(session)
+
+
+def test_http_guard_refusals_carry_jsonrpc_bodies(
+    http_session: tuple[str, dict[str, str]],
+) -> None:
+    # The SDK's DNS-rebinding guard answers in plain text; the client still gets JSON-RPC.
+    url, headers = http_session
+    answer = httpx.post(
+        url, json=initialize_request(), headers={**headers, "Origin": "http://evil.example"}
+    )
+    assert answer.status_code == 403
+    assert answer.headers["content-type"].startswith("application/json")
+    error = answer.json()
+    assert error["jsonrpc"] == "2.0" and error["error"]["code"] == types.INVALID_REQUEST
+    assert "Origin" in error["error"]["message"] and "(HTTP 403)" in error["error"]["message"]
+    assert int(answer.headers["content-length"]) == len(answer.content)

@@ -15,8 +15,9 @@ Three rules, checked before anything is served:
   stays on and admits the configured origins beside the loopback ones.
 
 The socket is bound before the server starts, so `--port 0` works and the announced address
-is the real one. Every refusal carries a JSON-RPC error body, including the SDK's plain-text
-ones (413 for a body over 4 MiB, 403, 405, 406), so a client always has an error to read.
+is the real one. Every POST body is vetted first (`mcp_http_vet.py`), and every refusal
+carries a JSON-RPC error body, including the SDK's plain-text ones (403, 405, 406), so a
+client always has an error to read.
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ from http import HTTPStatus
 
 import mcp_types as types
 import uvicorn
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cairn.adapters.mcp import build_server, open_binding
+from cairn.adapters.mcp_http_vet import VetBodies
 from cairn.config import Settings
 from cairn.errors import InvalidInput
 
@@ -150,11 +152,11 @@ class BearerToken:
 
 
 class JsonRpcRejections:
-    """The SDK's plain-text 4xx answers (413, 403, 405, 406) with a JSON-RPC error body instead.
+    """The SDK's plain-text 4xx answers (403, 405, 406) with a JSON-RPC error body instead.
 
     Its JSON parse and validation errors already are JSON-RPC; these come from layers in front
-    of the parser (the body-size limit, the host and origin guard), whose bare text a JSON-RPC
-    client cannot read.
+    of the parser (the host and origin guard, method and Accept checks), whose bare text a
+    JSON-RPC client cannot read.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -189,11 +191,6 @@ def _plain_rejection(start: Message) -> bool:
 def _as_jsonrpc(held: Sequence[Message]) -> list[Message]:
     start, status = held[0], held[0]["status"]
     said = b"".join(m.get("body", b"") for m in held[1:]).decode("utf-8", "replace").strip()
-    if status == HTTPStatus.REQUEST_ENTITY_TOO_LARGE:
-        said = (
-            f"the request body is larger than {DEFAULT_MAX_REQUEST_BODY_SIZE} bytes; send "
-            "less per call (split a batch of memories)"
-        )
     text = said or HTTPStatus(status).phrase
     body = jsonrpc_error_body(types.INVALID_REQUEST, f"Invalid request: {text} (HTTP {status}).")
     headers = MutableHeaders(raw=list(start.get("headers") or []))
@@ -217,7 +214,7 @@ def transport_security(host: str, origins: Sequence[str]) -> TransportSecuritySe
 
 
 def http_app(inner: ASGIApp, *, token: str | None, cors_origins: Sequence[str]) -> ASGIApp:
-    guarded: ASGIApp = JsonRpcRejections(inner)
+    guarded: ASGIApp = JsonRpcRejections(VetBodies(inner))
     app: ASGIApp = BearerToken(guarded, token) if token else guarded
     if cors_origins:
         # Outside the token check, so a browser's preflight (which carries no token) is answered.

@@ -115,14 +115,18 @@ def rejection(code: int, message: str, request_id: object = None) -> Rejected:
     return Rejected(types.JSONRPCError(jsonrpc="2.0", id=echoed, error=error))  # type: ignore[arg-type]
 
 
+def too_long() -> Rejected:
+    return rejection(
+        types.INVALID_REQUEST,
+        f"Invalid request: a message longer than {MAX_LINE_BYTES} bytes was refused unread; "
+        "send less per call (split a batch of memories).",
+    )
+
+
 def vet_line(line: bytes) -> types.JSONRPCMessage | Rejected | None:
     """One raw line off the wire: a message, the error answering it, or None for a blank line."""
     if len(line) > MAX_LINE_BYTES:
-        return rejection(
-            types.INVALID_REQUEST,
-            f"Invalid request: a message longer than {MAX_LINE_BYTES} bytes was refused unread; "
-            "send less per call (split a batch of memories).",
-        )
+        return too_long()
     if not line.strip():
         return None
     try:
