@@ -7,13 +7,10 @@ Every server runs `.venv/bin/cairn` with its own `CAIRN_HOME` and the determinis
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +21,21 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+sys.path.insert(0, str(Path(__file__).parent))
+
+from mcpkit import CAIRN, HEADERS, cairn_env, initialize_request, serving
+
 from cairn import Cairn
 from cairn.config import Settings
 
-CAIRN = str(Path(sys.executable).with_name("cairn"))
 SCOPE = "project:example/processes"
 INSPECTOR = "@modelcontextprotocol/inspector@0.15"
+TOKEN = "tok-0123456789abcdefghijklmnopqrstuv"  # 36 characters, 33 different
 
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("CAIRN_")}
-    return {**clean, "CAIRN_HOME": str(home), "CAIRN_EMBEDDER": "hashing"}
+    return cairn_env(tmp_path)
 
 
 def stored(env: dict[str, str]) -> Cairn:
@@ -110,61 +108,23 @@ def test_several_stdio_servers_on_one_store_lose_no_write(
 
 
 # streamable HTTP ----------------------------------------------------------------------------
-@contextmanager
-def serving(env: dict[str, str], cwd: Path, *args: str) -> Iterator[str]:
-    """`cairn serve --port 0 ARGS`; yields the announced URL, stops the server after."""
-    process = subprocess.Popen(
-        [CAIRN, "serve", "--port", "0", *args],
-        env=env, cwd=str(cwd), stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    found = None
-    try:
-        assert process.stderr is not None
-        seen = ""
-        for line in process.stderr:  # whatever a library warns about first, the URL follows
-            seen += line
-            found = re.search(r"serving MCP at (http://\S+)", line)
-            if found:
-                break
-        assert found, seen
-        yield found.group(1)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
-def initialize_request() -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
-
-
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
 def test_http_with_a_token_answers_401_without_it(env: dict[str, str], tmp_path: Path) -> None:
-    with serving(env, tmp_path, "--token", "s3cret-token") as url:
+    with serving(env, tmp_path, "--token", TOKEN) as served:
+        url = served.url
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
-        for auth in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret-token"}):
+        for auth in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
             refused = httpx.post(url, json=initialize_request(), headers={**HEADERS, **auth})
             assert refused.status_code == 401
             assert refused.headers["www-authenticate"].startswith("Bearer")
         allowed = httpx.post(
             url,
             json=initialize_request(),
-            headers={**HEADERS, "Authorization": "Bearer s3cret-token"},
+            headers={**HEADERS, "Authorization": f"Bearer {TOKEN}"},
         )
         assert allowed.status_code == 200
 
         async def session() -> None:
-            http = httpx.AsyncClient(headers={"Authorization": "Bearer s3cret-token"})
+            http = httpx.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"})
             transport = streamable_http_client(url, http_client=http)
             info = types.Implementation(name="http-test", version="7")
             async with Client(transport, client_info=info) as client:
@@ -193,10 +153,80 @@ def test_http_refuses_to_bind_beyond_loopback_without_a_token(
     assert "--token" in done.stderr
 
 
+def serve_refused(env: dict[str, str], cwd: Path, *args: str) -> str:
+    """`cairn serve ARGS` must stop at once with one `error:` line and exit 2; that line."""
+    done = subprocess.run(
+        [CAIRN, "serve", *args], env=env, cwd=str(cwd), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
+    return done.stderr
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.1"])
+@pytest.mark.parametrize(
+    "weak",
+    ["x", "correct-horse-battery", "a" * 64, "ab" * 32, "abcdefg" * 9],
+)
+def test_http_refuses_a_weak_token(
+    env: dict[str, str], tmp_path: Path, host: str, weak: str
+) -> None:
+    said = serve_refused(env, tmp_path, "--host", host, "--port", "0", "--token", weak)
+    assert "too weak" in said and "32 characters" in said and "--new-token" in said
+    if len(weak) > 3:
+        assert weak not in said  # a secret is never echoed
+
+
+def test_http_refuses_a_token_that_cannot_travel_in_a_header(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    said = serve_refused(env, tmp_path, "--port", "0", "--token", "é" * 40)
+    assert "printable ASCII" in said
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "65536"])
+def test_http_refuses_a_port_out_of_range(env: dict[str, str], tmp_path: Path, port: str) -> None:
+    said = serve_refused(env, tmp_path, "--port", port)
+    assert said.startswith(f"error: port {port} is out of range") and "65535" in said
+    in_env = serve_refused({**env, "CAIRN_HTTP_PORT": port}, tmp_path)
+    assert in_env.startswith(f"error: port {port} is out of range")
+
+
+def test_http_new_token_prints_a_fresh_token_and_serves_with_it(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    with serving(env, tmp_path, "--host", "0.0.0.0", "--new-token") as served:
+        (token,) = served.stdout_lines
+        assert len(token) >= 43 and re.fullmatch(r"[A-Za-z0-9_-]+", token)
+        local = served.url.replace("0.0.0.0", "127.0.0.1")
+        refused = httpx.post(local, json=initialize_request(), headers=HEADERS)
+        assert refused.status_code == 401
+        body = refused.json()
+        assert body["jsonrpc"] == "2.0" and body["error"]["message"].startswith("missing or wrong")
+        # The scheme is case-insensitive (RFC 9110 §11.1): lowercase and shouted both pass.
+        for scheme in ("bearer", "BEARER", "Bearer"):
+            allowed = httpx.post(
+                local,
+                json=initialize_request(),
+                headers={**HEADERS, "Authorization": f"{scheme} {token}"},
+            )
+            assert allowed.status_code == 200, scheme
+        wrong = httpx.post(
+            local, json=initialize_request(),
+            headers={**HEADERS, "Authorization": f"bearer {token[:-1]}"},
+        )  # fmt: skip
+        assert wrong.status_code == 401
+    with serving(env, tmp_path, "--new-token") as again:
+        assert again.stdout_lines != [token]  # fresh each time
+    said = serve_refused(env, tmp_path, "--port", "0", "--token", TOKEN, "--new-token")
+    assert "--token or --new-token" in said
+
+
 def test_http_beyond_loopback_with_a_token_from_the_environment(
     env: dict[str, str], tmp_path: Path
 ) -> None:
-    with serving({**env, "CAIRN_HTTP_TOKEN": "env-token"}, tmp_path, "--host", "0.0.0.0") as url:
+    with serving({**env, "CAIRN_HTTP_TOKEN": TOKEN}, tmp_path, "--host", "0.0.0.0") as served:
+        url = served.url
         assert url.startswith("http://0.0.0.0:")
         local = url.replace("0.0.0.0", "127.0.0.1")
         refused = httpx.post(local, json=initialize_request(), headers=HEADERS)
@@ -204,7 +234,7 @@ def test_http_beyond_loopback_with_a_token_from_the_environment(
         allowed = httpx.post(
             local,
             json=initialize_request(),
-            headers={**HEADERS, "Authorization": "Bearer env-token"},
+            headers={**HEADERS, "Authorization": f"Bearer {TOKEN}"},
         )
         assert allowed.status_code == 200
 
@@ -215,12 +245,14 @@ def test_http_sends_no_cors_headers_unless_configured(env: dict[str, str], tmp_p
         "Access-Control-Request-Method": "POST",
         "Access-Control-Request-Headers": "content-type",
     }
-    with serving(env, tmp_path) as url:
+    with serving(env, tmp_path) as served:
+        url = served.url
         answer = httpx.options(url, headers=preflight)
         assert "access-control-allow-origin" not in answer.headers
         open_post = httpx.post(url, json=initialize_request(), headers=HEADERS)
         assert open_post.status_code == 200  # loopback without a token needs none
-    with serving(env, tmp_path, "--cors-origin", "http://app.example") as url:
+    with serving(env, tmp_path, "--cors-origin", "http://app.example") as served:
+        url = served.url
         answer = httpx.options(url, headers=preflight)
         assert answer.status_code == 200
         assert answer.headers["access-control-allow-origin"] == "http://app.example"

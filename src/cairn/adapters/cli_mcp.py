@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import secrets
+
 import click
 
 from cairn.adapters.cli import reports_errors
 from cairn.config import Settings
+from cairn.errors import InvalidInput
 
 
 @click.command("mcp")
@@ -21,12 +24,17 @@ def mcp_command(ctx: click.Context, /) -> None:
 
 @click.command("serve")
 @click.option("--host", help="Address to bind (default 127.0.0.1; others need a token).")
+@click.option("--port", type=int, help="Port to listen on (default 8765; 0 picks a free one).")
 @click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    help="Port to listen on (default 8765; 0 picks a free one).",
+    "--token",
+    help="Bearer token every request must carry (CAIRN_HTTP_TOKEN); at least 32 characters "
+    "and 128 bits.",
 )
-@click.option("--token", help="Bearer token every request must carry (CAIRN_HTTP_TOKEN).")
+@click.option(
+    "--new-token",
+    is_flag=True,
+    help="Make a fresh random token, print it on stdout, and serve with it.",
+)
 @click.option(
     "--cors-origin",
     "cors_origins",
@@ -41,12 +49,19 @@ def serve_command(
     host: str | None,
     port: int | None,
     token: str | None,
+    new_token: bool,
     cors_origins: tuple[str, ...],
 ) -> None:
     """Serve cairn's tools over MCP streamable HTTP at http://HOST:PORT/mcp."""
     from cairn.adapters.mcp_http import parse_origins, serve
 
     settings: Settings = ctx.obj["settings"]
+    if new_token:
+        if token:
+            raise InvalidInput("give --token or --new-token, not both.")
+        token = secrets.token_urlsafe(32)
+        # Alone on stdout, so a script can capture it; the address goes to stderr.
+        click.echo(token)
     serve(
         ctx.obj["store"],
         settings,

@@ -13,8 +13,12 @@ The server is a thin adapter: every tool (in `mcp_tools.py`) makes one `Cairn` c
   or one that does not answer, leaves the server's working directory.
 * **Errors.** A `CairnError` becomes a tool error (`isError`) whose text is the CLI's line,
   `error: <message>`, and whose structured content is `{"error": {code, message,
-  retryable}}`. Arguments that do not fit a tool's schema (unknown fields, wrong types) are
-  answered the same way, on one line, and the server carries on.
+  retryable}}`. Arguments that do not fit a tool's schema (unknown fields, wrong types, a
+  lone surrogate, nesting past `MAX_ARGUMENT_DEPTH`) are answered the same way, on one line,
+  and the server carries on.
+* **A store that will not open** (damaged, not a cairn store) does not stop the server: it
+  still answers `initialize` and `tools/list`, and every tool call answers the store's error
+  until the store opens (it is retried per call, so moving the bad file aside is enough).
 
 Blocking work (SQLite, the embedding model) runs on worker threads; the SQLite store keeps one
 connection per thread, so concurrent calls do not share a connection.
@@ -22,10 +26,11 @@ connection per thread, so concurrent calls do not share a connection.
 
 from __future__ import annotations
 
+import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,10 +47,12 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import is_version_at_least
 from pydantic import ValidationError
 
+from cairn.adapters.mcp_stdio import serve_stdio
+from cairn.adapters.mcp_vet import escape_surrogates, find_flaw, safe_text
 from cairn.config import Settings
 from cairn.core import Cairn
 from cairn.embeddings.base import Embedder
-from cairn.errors import CairnError
+from cairn.errors import CairnError, StoreError
 from cairn.models import to_jsonable
 from cairn.store import Store, open_store
 from cairn.timeutil import Clock, system_clock
@@ -58,6 +65,8 @@ ROOTS_KEY = "cairn/roots"
 ROOTS_TIMEOUT_S = 5.0
 DEFAULT_INTEGRATION = "mcp"
 MAX_IDENTITY_CHARS = 100
+# cairn's deepest honest arguments (a batch of memories, each with a list of tags) nest 4 levels.
+MAX_ARGUMENT_DEPTH = 32
 _INPUT_REQUIRED_SINCE = "2026-07-28"
 
 INSTRUCTIONS = """\
@@ -98,25 +107,42 @@ class _SharedEmbedder:
             return self._embedder
 
 
+StoreOpener = Callable[[], Store]
+
+
 class Binding:
-    """The open store and what each call needs from the MCP side (integration, roots, errors)."""
+    """The store and what each call needs from the MCP side (integration, roots, errors).
+
+    Given a `StoreOpener` rather than an open store, the store is opened on first use and,
+    while opening fails, again on each call, whose answer is then the store's error.
+    """
 
     def __init__(
         self,
-        store: Store,
+        store: Store | StoreOpener,
         settings: Settings,
         *,
         embedder: Embedder | None = None,
         clock: Clock = system_clock,
         cwd: str | Path | None = None,
     ) -> None:
-        self.store = store
+        self._opener: StoreOpener | None = store if callable(store) else None
+        self._store: Store | None = None if callable(store) else store
         self.settings = settings
         self._embedder = _SharedEmbedder(settings, embedder)
         self._clock = clock
         self._cwd = cwd
         self._cairns: dict[tuple[str, str | None], Cairn] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+
+    @property
+    def store(self) -> Store:
+        """The open store; raises the store's `CairnError` while it cannot be opened."""
+        with self._lock:
+            if self._store is None:
+                assert self._opener is not None
+                self._store = self._opener()
+            return self._store
 
     def cairn_for(self, name: str, version: str | None) -> Cairn:
         with self._lock:
@@ -134,7 +160,9 @@ class Binding:
             return self._cairns[key]
 
     def close(self) -> None:
-        self.store.close()
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
 
     async def call(
         self,
@@ -150,11 +178,23 @@ class Binding:
             if isinstance(found, types.InputRequiredResult):
                 return found
             cwd = found
-        mem = self.cairn_for(*client_identity(ctx))
+        identity = client_identity(ctx)
+
+        def run() -> T:
+            # On the worker thread: opening a store that failed before may take a moment.
+            return action(self.cairn_for(*identity), cwd)
+
         try:
-            result = await anyio.to_thread.run_sync(partial(action, mem, cwd))
+            result = await anyio.to_thread.run_sync(run)
         except CairnError as exc:
             return error_result(exc.message, exc.as_dict())
+        except sqlite3.DatabaseError as exc:
+            # What the store did not translate itself: still one line, never a traceback.
+            failed = StoreError(
+                f"the store failed: {exc}. If this repeats, the file may be damaged: move it "
+                "aside (cairn starts a new store there) or restore a backup."
+            )
+            return error_result(failed.message, failed.as_dict())
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=render(result))],
             structured_content=structured(result),
@@ -183,9 +223,10 @@ def client_identity(ctx: Context[Any, Any]) -> tuple[str, str | None]:
     info = params.client_info if params is not None else None
     if info is None or not info.name.strip():
         return DEFAULT_INTEGRATION, None
-    # Peer-supplied text: kept short, since it is stored with every event the client causes.
-    version = (info.version or "").strip()[:MAX_IDENTITY_CHARS]
-    return info.name.strip()[:MAX_IDENTITY_CHARS], version or None
+    # Peer-supplied text: kept short, since it is stored with every event the client causes,
+    # and with any lone surrogate escaped, since the store cannot encode one.
+    version = escape_surrogates((info.version or "").strip())[:MAX_IDENTITY_CHARS]
+    return escape_surrogates(info.name.strip())[:MAX_IDENTITY_CHARS], version or None
 
 
 async def client_root(ctx: Context[Any, Any]) -> str | types.InputRequiredResult | None:
@@ -240,8 +281,12 @@ class CairnServer(MCPServer[Any]):
         schema = self._schemas.get(name)
         if schema is None:
             return error_result(
-                f"there is no tool {name!r}; cairn's tools are {', '.join(self._schemas)}."
+                f"there is no tool {safe_text(repr(name))}; cairn's tools are "
+                f"{', '.join(self._schemas)}."
             )
+        flaw = find_flaw(arguments, max_depth=MAX_ARGUMENT_DEPTH, root=name)
+        if flaw is not None:
+            return error_result(f"{flaw.sentence()}. Fix that value and call again.")
         fields = schema.get("properties", {})
         unknown = sorted(set(arguments) - set(fields))
         if unknown:
@@ -288,14 +333,44 @@ def package_version() -> str:
         return "0"
 
 
+def store_opener(location: str, settings: Settings) -> StoreOpener:
+    """Opens the store; a file SQLite cannot read becomes one `StoreError` saying what to do."""
+
+    def opener() -> Store:
+        try:
+            return open_store(location, busy_timeout_ms=settings.busy_timeout_ms)
+        except sqlite3.OperationalError as exc:
+            # Unreadable, read-only, a directory: the file may be fine, access is not.
+            raise StoreError(
+                f"the store at {location} cannot be opened: {exc}. Check that it is a file "
+                "you may read and write, in a directory you may write; the server tries "
+                "again on the next call."
+            ) from exc
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"the store at {location} cannot be opened: {exc}. It is damaged or not a "
+                "cairn store: move it aside (cairn starts a new store there) or restore it "
+                "from a backup; the server picks it up on the next call."
+            ) from exc
+
+    return opener
+
+
 def open_binding(location: str, settings: Settings) -> Binding:
-    return Binding(open_store(location, busy_timeout_ms=settings.busy_timeout_ms), settings)
+    """A binding on the store at `location`, opened now if it can be, else on each call."""
+    binding = Binding(store_opener(location, settings), settings)
+    try:
+        _ = binding.store  # opened now, so a healthy store costs the first call nothing
+    except CairnError as exc:
+        # Serving anyway: a client that cannot start the server cannot show the user why.
+        print(f"cairn: {exc.message} Serving; every tool call answers this.", file=sys.stderr)
+    return binding
 
 
 def run_stdio(location: str, settings: Settings) -> None:
     """Serve over stdin/stdout until the client closes the pipe."""
     binding = open_binding(location, settings)
     try:
-        anyio.run(build_server(binding).run_stdio_async)
+        anyio.run(serve_stdio, build_server(binding))
     finally:
         binding.close()

@@ -3,31 +3,42 @@
 Three rules, checked before anything is served:
 
 * Binding to an address other than loopback is refused unless a bearer token is configured
-  (`--token` / `CAIRN_HTTP_TOKEN`): memory is private, and a LAN is not.
-* With a token, every request must carry `Authorization: Bearer <token>`, else 401 (compared in
-  constant time). The check wraps the whole app, so no route escapes it.
+  (`--token` / `CAIRN_HTTP_TOKEN`, or `--new-token`): memory is private, and a LAN is not.
+  A token must be strong (`check_token`): at least 32 printable ASCII characters, at least 8
+  of them different, and an estimated 128 bits (`token_bits`: length × log2 of the alphabet
+  its character classes span), so `openssl rand -hex 16` passes and `aaaa…` does not.
+* With a token, every request must carry `Authorization: Bearer <token>` (the scheme in any
+  case, as RFC 9110 has it), else 401 (compared in constant time). The check wraps the whole
+  app, so no route escapes it.
 * No CORS unless origins are configured (`--cors-origin` / `CAIRN_HTTP_CORS_ORIGINS`); a
   browser page elsewhere cannot call the server. On loopback the SDK's DNS-rebinding guard
   stays on and admits the configured origins beside the loopback ones.
 
 The socket is bound before the server starts, so `--port 0` works and the announced address
-is the real one.
+is the real one. Every POST body is vetted first (`mcp_http_vet.py`), and every refusal
+carries a JSON-RPC error body, including the SDK's plain-text ones (403, 405, 406), so a
+client always has an error to read.
 """
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
+import math
 import socket
 from collections.abc import Callable, Sequence
+from http import HTTPStatus
 
+import mcp_types as types
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware.cors import CORSMiddleware
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cairn.adapters.mcp import build_server, open_binding
+from cairn.adapters.mcp_http_vet import VetBodies
 from cairn.config import Settings
 from cairn.errors import InvalidInput
 
@@ -35,6 +46,13 @@ MCP_PATH = "/mcp"
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
 _LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
 _LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+MIN_TOKEN_CHARS = 32
+MIN_TOKEN_DISTINCT = 8
+MIN_TOKEN_BITS = 128
+# Character classes and their sizes: a token's alphabet is the sum of the classes it uses.
+_CLASSES = ((str.isdigit, 10), (str.islower, 26), (str.isupper, 26))
+_OTHER_PRINTABLE = 32
+AUTH_ERROR = -32001  # a server-defined JSON-RPC code: the request was not authorised
 
 
 def is_loopback(host: str) -> bool:
@@ -50,8 +68,58 @@ def check_bind(host: str, token: str | None) -> None:
     if not is_loopback(host) and not token:
         raise InvalidInput(
             f"refusing to serve on {host} without a token: anyone who can reach it could read "
-            "and change your memory. Set --token (or CAIRN_HTTP_TOKEN), or bind to 127.0.0.1."
+            "and change your memory. Set --token (or CAIRN_HTTP_TOKEN), use --new-token, or "
+            "bind to 127.0.0.1."
         )
+    if token is not None:
+        check_token(token)
+
+
+def token_bits(token: str) -> float:
+    """Estimated entropy, as if each character were drawn at random from the classes used."""
+    alphabet = sum(size for test, size in _CLASSES if any(test(char) for char in token))
+    if any(not char.isalnum() for char in token):
+        alphabet += _OTHER_PRINTABLE
+    return len(token) * math.log2(alphabet) if alphabet > 1 else 0.0
+
+
+def check_token(token: str) -> None:
+    """Refuse a token an attacker could guess; the message never repeats the token."""
+    if not all("!" <= char <= "~" for char in token):
+        raise InvalidInput(
+            "the token must be printable ASCII without spaces, since it travels in an HTTP "
+            "header; `cairn serve --new-token` makes one."
+        )
+    distinct, bits = len(set(token)), token_bits(token)
+    if len(token) < MIN_TOKEN_CHARS or distinct < MIN_TOKEN_DISTINCT or bits < MIN_TOKEN_BITS:
+        raise InvalidInput(
+            f"the token is too weak to guard your memory ({len(token)} characters, {distinct} "
+            f"different, about {int(bits)} bits): use at least {MIN_TOKEN_CHARS} characters, "
+            f"{MIN_TOKEN_DISTINCT} of them different, worth {MIN_TOKEN_BITS} bits counted as "
+            "length × log2(alphabet: 10 for digits, +26 lowercase, +26 uppercase, +32 other), "
+            "e.g. 32 random hex digits. `cairn serve --new-token` makes one."
+        )
+
+
+def check_port(port: int) -> None:
+    if not 0 <= port <= 65535:
+        raise InvalidInput(
+            f"port {port} is out of range: give --port (or CAIRN_HTTP_PORT) from 1 to 65535, "
+            "or 0 to pick a free one."
+        )
+
+
+def jsonrpc_error_body(code: int, message: str) -> bytes:
+    error = types.JSONRPCError(
+        jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message)
+    )
+    return error.model_dump_json(by_alias=True, exclude_unset=True).encode()
+
+
+def bearer_credentials(header: bytes) -> bytes | None:
+    """The token of an `Authorization: Bearer <token>` header; the scheme is case-insensitive."""
+    scheme, _, credentials = header.strip().partition(b" ")
+    return credentials.strip() if scheme.lower() == b"bearer" else None
 
 
 class BearerToken:
@@ -59,13 +127,17 @@ class BearerToken:
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self._app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self._authorised(scope):
-            response = JSONResponse(
-                {"error": "missing or wrong bearer token; send Authorization: Bearer <token>."},
+            body = jsonrpc_error_body(
+                AUTH_ERROR, "missing or wrong bearer token; send Authorization: Bearer <token>."
+            )
+            response = Response(
+                body,
                 status_code=401,
+                media_type="application/json",
                 headers={"WWW-Authenticate": 'Bearer realm="cairn"'},
             )
             await response(scope, receive, send)
@@ -73,8 +145,61 @@ class BearerToken:
         await self._app(scope, receive, send)
 
     def _authorised(self, scope: Scope) -> bool:
-        sent = dict(scope.get("headers") or ()).get(b"authorization", b"")
-        return hmac.compare_digest(sent, self._expected)
+        header = dict(scope.get("headers") or ()).get(b"authorization", b"")
+        sent = bearer_credentials(header)
+        # compare_digest on every path, so a missing scheme costs the same as a wrong token.
+        return hmac.compare_digest(sent or b"", self._expected) and sent is not None
+
+
+class JsonRpcRejections:
+    """The SDK's plain-text 4xx answers (403, 405, 406) with a JSON-RPC error body instead.
+
+    Its JSON parse and validation errors already are JSON-RPC; these come from layers in front
+    of the parser (the host and origin guard, method and Accept checks), whose bare text a
+    JSON-RPC client cannot read.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        held: list[Message] = []
+
+        async def relay(message: Message) -> None:
+            if message["type"] == "http.response.start" and _plain_rejection(message):
+                held.append(message)
+                return
+            if not held:
+                await send(message)
+                return
+            held.append(message)
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                for rewritten in _as_jsonrpc(held):
+                    await send(rewritten)
+
+        await self._app(scope, receive, relay)
+
+
+def _plain_rejection(start: Message) -> bool:
+    content_type = Headers(raw=start.get("headers") or []).get("content-type", "")
+    return 400 <= start["status"] < 500 and not content_type.startswith("application/json")
+
+
+def _as_jsonrpc(held: Sequence[Message]) -> list[Message]:
+    start, status = held[0], held[0]["status"]
+    said = b"".join(m.get("body", b"") for m in held[1:]).decode("utf-8", "replace").strip()
+    text = said or HTTPStatus(status).phrase
+    body = jsonrpc_error_body(types.INVALID_REQUEST, f"Invalid request: {text} (HTTP {status}).")
+    headers = MutableHeaders(raw=list(start.get("headers") or []))
+    headers["content-type"] = "application/json"
+    headers["content-length"] = str(len(body))
+    return [
+        {**start, "headers": headers.raw},
+        {"type": "http.response.body", "body": body, "more_body": False},
+    ]
 
 
 def transport_security(host: str, origins: Sequence[str]) -> TransportSecuritySettings:
@@ -89,7 +214,8 @@ def transport_security(host: str, origins: Sequence[str]) -> TransportSecuritySe
 
 
 def http_app(inner: ASGIApp, *, token: str | None, cors_origins: Sequence[str]) -> ASGIApp:
-    app = BearerToken(inner, token) if token else inner
+    guarded: ASGIApp = JsonRpcRejections(VetBodies(inner))
+    app: ASGIApp = BearerToken(guarded, token) if token else guarded
     if cors_origins:
         # Outside the token check, so a browser's preflight (which carries no token) is answered.
         app = CORSMiddleware(
@@ -124,6 +250,7 @@ def serve(
     announce: Callable[[str], None],
 ) -> None:
     """Serve until interrupted; `announce` gets the URL once the socket listens."""
+    check_port(port)
     check_bind(host, token)
     sock = _listen(host, port)
     binding = open_binding(location, settings)
