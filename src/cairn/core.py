@@ -36,7 +36,7 @@ from cairn.remember import build_claim, embed_claims, remember_batch, store_clai
 from cairn.retrieval_tools import RetrievalTools, check_kind, memory_budget, with_pages
 from cairn.scope import visible_scopes
 from cairn.sessions.enrich import check_evidence_mode, complete
-from cairn.sessions.ledger import context_cue, recall_session, record_retrieval
+from cairn.sessions.ledger import check_context, context_cue, recall_session, record_retrieval
 from cairn.sessions.models import Session
 from cairn.sessions.tools import SessionTools
 from cairn.stats import store_stats
@@ -208,19 +208,22 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is blank; say what you are looking for.")
+        # The arguments first; the session's state (closed, other scope) after them.
+        mode = check_evidence_mode(evidence)
+        moment = parse_when(as_of, field="as_of", end_of_day=True) if as_of else None
+        count, phrasings, kind = _check_limit(limit), _check_also(also), check_kind(kind)
+        check_context(task_context)
+        filt = _recall_filter(moment, types, tags, since, until, include_resting)
         session, resolved, context = recall_session(
             self._ctx, session_id, scope, cwd, task_context, self._default_cwd()
         )
-        mode = check_evidence_mode(evidence)
-        moment = parse_when(as_of, field="as_of", end_of_day=True) if as_of else None
         request = RecallQuery(
             text=query.strip(),
-            filt=_recall_filter(resolved, moment, types, tags, since, until, include_resting),
-            limit=_check_limit(limit),
+            filt=replace(filt, scopes=visible_scopes(resolved)),
+            limit=count,
             cut=cut,
-            also=_check_also(also) + context_cue(query.strip(), context),
+            also=phrasings + context_cue(query.strip(), context),
         )
-        kind = check_kind(kind)
         text = query.strip()
         page_hits = self._page_hits(kind, resolved, cwd, text, limit) if moment is None else []
         request = replace(request, limit=memory_budget(kind, request.limit, len(page_hits)))
@@ -338,7 +341,6 @@ def _embedder_factory(
 
 
 def _recall_filter(
-    scope: str,
     moment: datetime | None,
     types: Sequence[str] | None,
     tags: Sequence[str] | None,
@@ -346,9 +348,9 @@ def _recall_filter(
     until: str | datetime | None,
     include_resting: bool,
 ) -> MemoryFilter:
-    """What a recall may return, from its validated arguments."""
+    """What a recall may return, from its validated arguments (the scopes come later)."""
     return MemoryFilter(
-        scopes=visible_scopes(scope),
+        scopes=(),
         as_of=moment,
         types=tuple(validate_type(t) for t in types) if types else None,
         tags=normalise_tags(tags) if tags else None,

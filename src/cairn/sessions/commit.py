@@ -19,7 +19,7 @@ from cairn.evidence import check_cites, record_cites
 from cairn.models import NewEvent
 from cairn.refs import memory_ref
 from cairn.refusal import check_no_secrets
-from cairn.sessions.ledger import pending_retrievals, require_open
+from cairn.sessions.ledger import load_session, pending_retrievals, require_open
 from cairn.sessions.models import OUTCOMES, CommitResult, NewEpisode, Session
 from cairn.sessions.procedures import capture, check_procedure, record_uses
 
@@ -35,14 +35,18 @@ def commit(
     procedure: object = None,
     used: Sequence[str] | None = None,
 ) -> CommitResult:
-    session = require_open(ctx, session_id)
-    _refuse_pending(ctx, session)
+    # Every argument is checked before the session's state: a wrong argument is reported as
+    # such even when the session also has retrievals waiting for feedback.
     result = _check_outcome(outcome)
     text = _check_summary(summary)
-    cites = check_cites(ctx, _refs(used), session.scope)
+    refs = _refs(used)
+    session = load_session(ctx, session_id)
+    cites = check_cites(ctx, refs, session.scope)
     draft = None
     if procedure is not None:
         draft = check_procedure(procedure, session, text, max_bytes=ctx.settings.max_content_bytes)
+    session = require_open(ctx, session_id)
+    _refuse_pending(ctx, session)
     vector = ctx.embedder.embed_many([draft.text])[0] if draft is not None else None
     with ctx.store.transaction():
         session = require_open(ctx, session_id)
