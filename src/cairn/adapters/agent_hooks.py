@@ -56,24 +56,30 @@ class HookReply:
     failed: bool = False  # cairn itself failed (the server then reopens the store)
 
 
-def answer_hook(kind: str, mem_for: MemFor, raw: bytes) -> HookReply:
-    """What a hook of `kind` (`claude-code` or `stdin`) prints for this input."""
+def answer_hook(
+    kind: str, mem_for: MemFor, raw: bytes, overrides: Mapping[str, Any] | None = None
+) -> HookReply:
+    """What a hook of `kind` (`claude-code` or `stdin`) prints for this input.
+
+    `overrides` (the generic form only) are fields given on the command line (`--cwd`,
+    `--scope`, `--session-id`, `--limit`): they win over the same fields of the input."""
     if kind == CLAUDE_CODE:
         return _claude_code_reply(mem_for, raw)
     if kind == GENERIC:
-        return _generic_reply(mem_for, raw)
+        return _generic_reply(mem_for, raw, overrides or {})
     raise ValueError(f"unknown hook kind {kind!r}; use {CLAUDE_CODE!r} or {GENERIC!r}.")
 
 
 def answer_in_process(kind: str, raw: bytes, store: str | None,
-                      settings: Settings | None = None) -> HookReply:  # fmt: skip
+                      settings: Settings | None = None,
+                      overrides: Mapping[str, Any] | None = None) -> HookReply:  # fmt: skip
     """The slow path: open the store for this one call (as `cairn lessons --hook` does)."""
 
     def mem_for(integration: str) -> Cairn:
         found = settings or Settings.from_env()  # inside the reply: a bad variable is reported
         return open_for_hook(store or found.store_location, found, integration)
 
-    return answer_hook(kind, mem_for, raw)
+    return answer_hook(kind, mem_for, raw, overrides)
 
 
 def open_for_hook(location: str, settings: Settings, integration: str) -> Cairn:
@@ -99,10 +105,10 @@ def _claude_code_reply(mem_for: MemFor, raw: bytes) -> HookReply:
     return HookReply("" if answer is None else json.dumps(answer) + "\n", "")
 
 
-def _generic_reply(mem_for: MemFor, raw: bytes) -> HookReply:
+def _generic_reply(mem_for: MemFor, raw: bytes, overrides: Mapping[str, Any]) -> HookReply:
     failed = False
     try:
-        payload = parse_payload(raw)
+        payload = {**parse_payload(raw), **overrides}
         with mem_for(client_name(payload, GENERIC_CLIENT)) as mem:
             answer = generic_answer(mem, payload)
     except Exception as exc:  # noqa: BLE001 - like the hook: an answer, never a failure

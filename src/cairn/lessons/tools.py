@@ -22,7 +22,12 @@ from cairn.code.citations import checkout_for, checkout_scope
 from cairn.code.tools import CodeTools
 from cairn.errors import InvalidInput
 from cairn.lessons.calls import parse_call
-from cairn.lessons.confirm import confirm_memory
+from cairn.lessons.confirm import (
+    confirm_by_person,
+    confirm_memory,
+    person_integration,
+    unconfirm_by_person,
+)
 from cairn.lessons.locate import ToolCall, locate
 from cairn.lessons.models import (
     ConfirmResult,
@@ -94,16 +99,40 @@ class LessonTools(CodeTools):
         scope: str | None = None,
         cwd: str | Path | None = None,
         session_id: str | None = None,
+        person: str | None = None,
     ) -> ConfirmResult:
         """Say that a memory still holds (e.g. after a lesson asked about an edit of its cited
         lines). A confirmation by another client than the writer counts once per session
         (once a day outside sessions), lifts the memory and wakes it; the writer confirming
-        itself is an echo and does not count."""
+        itself is an echo and does not count.
+
+        With `person` (a name, or "" for an unnamed person) the person confirms, not this
+        client: it always counts, once per person until undone (`unconfirm`), and restores a
+        contradicted or resting memory."""
         memory_id = parse_ref(ref, kind="mem")
+        if person is not None:
+            who = person_integration(person)
+            visible = visible_scopes(self.scope_for(scope, cwd))
+            return confirm_by_person(self._ctx, memory_id, visible, who)
         key, session = self._lesson_session(session_id, scope, cwd)
         resolved = self.scope_for(scope or (session.scope if session else None), cwd)
         cairn_session = session.id if session is not None else None
         return confirm_memory(self._ctx, memory_id, visible_scopes(resolved), key, cairn_session)
+
+    def unconfirm(
+        self,
+        ref: str,
+        *,
+        person: str = "",
+        scope: str | None = None,
+        cwd: str | Path | None = None,
+    ) -> ConfirmResult:
+        """Take back a person's confirmation of a memory (the undo of `confirm(ref,
+        person=...)`): the count goes down and a memory it restored or woke rests again."""
+        memory_id = parse_ref(ref, kind="mem")
+        who = person_integration(person)
+        visible = visible_scopes(self.scope_for(scope, cwd))
+        return unconfirm_by_person(self._ctx, memory_id, visible, who)
 
     # mute rules ---------------------------------------------------------------------------
     def mute_lessons(
