@@ -31,6 +31,7 @@ class Settings:
     embedder: str = "local"  # local | hashing | ollama
     ollama_url: str = "http://127.0.0.1:11434"
     ollama_model: str = "nomic-embed-text"
+    ollama_fallback: str = "local"  # when Ollama cannot be reached: local | hashing | none
     dedup_threshold: float = 0.82
     max_content_bytes: int = 32 * 1024
     busy_timeout_ms: int = 30_000

@@ -11,6 +11,7 @@
     ├── StoreBusy                   store_busy      yes    the store stayed locked too long
     ├── StoreError                  store_error     no     the store is unusable (schema, file)
     └── EmbedderUnavailable         embedder_error  yes    the embedding model could not run
+        └── EmbedderUnreachable     embedder_error  yes    its server did not answer at all
 
 Adapters map these to exit codes (CLI), tool errors (MCP) and status codes (HTTP); they
 never need to match on message text.
@@ -75,3 +76,8 @@ class StoreError(CairnError):
 class EmbedderUnavailable(CairnError):
     code = "embedder_error"
     retryable = True
+
+
+class EmbedderUnreachable(EmbedderUnavailable):
+    """The embedding server could not be reached at all (refused, timed out, no route): the
+    case the Ollama embedder falls back to the local model for."""
