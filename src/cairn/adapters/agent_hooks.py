@@ -12,6 +12,9 @@ Claude Code (documented hook input and output):
   something since the last reminder, which makes Claude continue once with the reminder as its
   instruction; with `stop_hook_active` (Claude is already continuing because of a Stop hook)
   it says nothing, so it can never loop.
+- `Stop` and `SessionEnd` give `transcript_path`, the session's JSON Lines transcript: the refs
+  (`mem_12`) the agent named in its replies count as cites, once per session per ref
+  (`cairn.lessons.transcript` reads it as hostile input). SessionEnd answers nothing.
 
 Generic (`cairn lessons --stdin`): `{"tool" | "tool_name", "args" | "tool_input", "cwd",
 "scope", "session_id", "limit", "client"}` in, the `lessons` result as JSON out.
@@ -30,12 +33,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
 from typing import Any
 
 from cairn.config import Settings
 from cairn.core import Cairn
+from cairn.errors import CairnError
+from cairn.lessons.transcript import reply_text
 from cairn.models import to_jsonable
 
 CLAUDE_CODE = "claude-code"
@@ -135,12 +140,24 @@ def claude_code_answer(mem: Cairn, payload: Mapping[str, Any]) -> dict[str, Any]
     if event == "SessionStart":
         brief = mem.agent_start(cwd=cwd, session_id=session, source=_text(payload.get("source")))
         return _context("SessionStart", brief.text)
+    if event in ("Stop", "SessionEnd") and session is not None:
+        _cite_replies(mem, payload.get("transcript_path"), session, cwd)
     if event == "Stop":
         if payload.get("stop_hook_active") is True or session is None:
             return None
         reminder = mem.agent_stop(session_id=session)
         return None if reminder is None else {"decision": "block", "reason": reminder}
     return None
+
+
+def _cite_replies(mem: Cairn, transcript: object, session: str, cwd: str | None) -> None:
+    """Refs the agent named in its replies count as cites (once per session per ref)."""
+    text = reply_text(transcript)
+    if not text:
+        return
+    # e.g. a cwd that no longer exists: the hook's other answer still goes out
+    with suppress(CairnError):
+        mem.cite_replies(text, session_id=session, cwd=cwd)
 
 
 def generic_answer(mem: Cairn, payload: Mapping[str, Any]) -> dict[str, Any]:

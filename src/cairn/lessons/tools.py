@@ -21,6 +21,7 @@ from typing import Any
 from cairn.code.citations import checkout_for, checkout_scope
 from cairn.code.tools import CodeTools
 from cairn.errors import InvalidInput
+from cairn.evidence import record_named_cites
 from cairn.lessons.calls import parse_call
 from cairn.lessons.confirm import (
     confirm_by_person,
@@ -42,7 +43,7 @@ from cairn.lessons.select import BUDGET_CHARS, given_key, render, select
 from cairn.lessons.start import STOP_REMINDER, start_brief
 from cairn.models import NewEvent
 from cairn.refs import parse_ref
-from cairn.scope import visible_scopes
+from cairn.scope import current_branch, visible_scopes
 from cairn.sessions.ledger import session_for_call
 from cairn.sessions.models import Session
 
@@ -204,6 +205,29 @@ class LessonTools(CodeTools):
             return None
         self._ctx.store.mark_reminded(key, self._ctx.clock())
         return STOP_REMINDER
+
+    def cite_replies(
+        self,
+        text: str,
+        *,
+        session_id: str,
+        scope: str | None = None,
+        cwd: str | Path | None = None,
+    ) -> tuple[str, ...]:
+        """Count the memories the agent named (`mem_12`) in its own replies as cites, once per
+        session per ref (refs belong in `used`; one written in a reply still counts). Refs that
+        name no memory of the scope are ignored. Returns the refs counted now."""
+        if not isinstance(text, str):
+            raise InvalidInput("text is the agent's reply text, as a string.")
+        key, session = self._lesson_session(session_id, scope, cwd)
+        assert key is not None  # a session_id was given
+        resolved, checkout = self._where(scope or (session.scope if session else None), cwd)
+        branch = session.branch if session else (current_branch(checkout) if checkout else None)
+        counted = record_named_cites(self._ctx, text, scope=resolved, branch=branch,
+                                     session_id=key)  # fmt: skip
+        if counted:
+            self._event("reply_cites", resolved, {"refs": list(counted), "session": key})
+        return counted
 
     # helpers ------------------------------------------------------------------------------
     def _lesson_session(

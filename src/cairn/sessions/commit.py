@@ -3,8 +3,10 @@
 `commit` is refused while any retrieval of the session (its activation brief included) that
 returned something lacks feedback, and the refusal lists them. The check runs again inside the
 write transaction, so feedback racing a commit cannot slip past it, and two clients committing
-one session cannot both succeed. `end` closes a session without a procedure and without asking
-for feedback (an abandoned task); it still writes an episode, with outcome `unknown`.
+one session cannot both succeed. Refs the summary names (`mem_12`) count as cites, once per
+session, like refs an agent names in its replies (`cairn.evidence.record_named_cites`).
+`end` closes a session without a procedure and without asking for feedback (an abandoned
+task); it still writes an episode, with outcome `unknown`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from cairn.context import Context
 from cairn.errors import Conflict, InvalidInput
-from cairn.evidence import check_cites, record_cites
+from cairn.evidence import check_cites, record_cites, record_named_cites
 from cairn.models import NewEvent
 from cairn.refs import memory_ref
 from cairn.refusal import check_no_secrets
@@ -57,7 +59,10 @@ def commit(
             procedure_id = capture(ctx, session, draft, vector, result, text, now)
         record_uses(ctx, session, result, text, now)
         record_cites(ctx, cites, scope=session.scope, branch=session.branch, session_id=session.id)
-        cited = tuple(memory_ref(i) for i in cites)
+        # A ref named in the summary is a cite too, once per session (after `used`'s).
+        named = record_named_cites(ctx, text, scope=session.scope, branch=session.branch,
+                                   session_id=session.id, exclude=cites)  # fmt: skip
+        cited = tuple(memory_ref(i) for i in cites) + named
         episode_id = _close(
             ctx, session, "committed", result, text, procedure_id, now, {"used": list(cited)}
         )
