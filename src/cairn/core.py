@@ -14,10 +14,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, cast
 
-from cairn import exchange, history
+from cairn import consolidate, exchange, history
 from cairn.code.records import UNCHECKED, CitationCheck
 from cairn.code.tools import CodeTools
 from cairn.config import Settings
+from cairn.consolidate import Background, ConsolidateResult
 from cairn.context import Context
 from cairn.embeddings.base import Embedder
 from cairn.errors import InvalidInput
@@ -62,6 +63,7 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         integration: str | None = None,
         integration_version: str | None = None,
         cwd: str | Path | None = None,
+        background: str = "thread",
     ) -> None:
         self.store = store
         self.settings = settings
@@ -74,6 +76,8 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
             integration=integration or settings.integration,
             integration_version=integration_version,
         )
+        # Upkeep after writes: a thread here, a detached process for short-lived commands.
+        self._background = Background(self._ctx, background)
 
     @classmethod
     def open(
@@ -86,10 +90,13 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         integration: str | None = None,
         integration_version: str | None = None,
         cwd: str | Path | None = None,
+        background: str = "thread",
     ) -> Cairn:
         """Open (creating if needed) the store at a path or `postgresql://` URL.
 
-        With no argument: `CAIRN_URL` if set, else `memory.db` under `CAIRN_HOME`.
+        With no argument: `CAIRN_URL` if set, else `memory.db` under `CAIRN_HOME`. Writes
+        start consolidation when it is due (`CAIRN_CONSOLIDATE_INTERVAL`) on a daemon thread,
+        or with `background="process"` as a detached `cairn consolidate --if-due`.
         """
         settings = settings or Settings.from_env()
         location = str(path_or_url) if path_or_url is not None else settings.store_location
@@ -102,9 +109,11 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
             integration=integration,
             integration_version=integration_version,
             cwd=cwd,
+            background=background,
         )
 
     def close(self) -> None:
+        self._background.join()  # a consolidation in progress finishes before the store closes
         self._ctx.close()
         self.store.close()
 
@@ -159,7 +168,9 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
             args["cwd"] = str(cwd)
         claim = build_claim(self._ctx, args, self._default_cwd())
         vector = embed_claims(self._ctx, [claim])[0]
-        return store_claim(self._ctx, claim, vector, dedup=dedup)
+        result = store_claim(self._ctx, claim, vector, dedup=dedup)
+        self._wrote()
+        return result
 
     def remember_many(
         self, items: Iterable[Mapping[str, Any]], *, dedup: bool = True
@@ -168,7 +179,9 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         batch = list(items)
         if not batch:
             raise InvalidInput("remember_many needs at least one item: [{content, type}, ...].")
-        return remember_batch(self._ctx, batch, self._default_cwd(), dedup=dedup)
+        results = remember_batch(self._ctx, batch, self._default_cwd(), dedup=dedup)
+        self._wrote()
+        return results
 
     # recall ------------------------------------------------------------------------------
     def recall(
@@ -292,7 +305,9 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         cwd: str | Path | None = None,
     ) -> RememberResult:
         """Write a new version of a memory; the old one keeps its text and gets `until`."""
-        return history.correct(self._ctx, ref, content, reason, self.scope_for(scope, cwd))
+        result = history.correct(self._ctx, ref, content, reason, self.scope_for(scope, cwd))
+        self._wrote()
+        return result
 
     def forget(
         self, ref: str, *, reason: str, scope: str | None = None, cwd: str | Path | None = None
@@ -305,6 +320,13 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         return history.purge(self._ctx, ref, self.scope_for(scope, cwd))
 
     # whole store -------------------------------------------------------------------------
+    def consolidate(self, *, if_due: bool = False) -> ConsolidateResult:
+        """Run the store's upkeep now: refresh tidy proposals in every scope (proposed, never
+        applied), rest idle memories, keep the indexes healthy. One process at a time: when
+        another holds the lease this returns `ran=False`. `if_due` runs only when
+        `CAIRN_CONSOLIDATE_INTERVAL` has passed since the last run (as writes do)."""
+        return consolidate.consolidate(self._ctx, if_due=if_due)
+
     def stats(
         self, *, scope: str | None = None, cwd: str | Path | None = None, all_scopes: bool = False
     ) -> dict[str, Any]:

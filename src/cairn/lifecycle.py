@@ -294,17 +294,18 @@ def undo_act_effect(
 
 
 # Resting ---------------------------------------------------------------------------------------
-def rest_idle(ctx: Context, scopes: Sequence[str]) -> list[int]:
+def rest_idle(ctx: Context, scopes: Sequence[str], *, force: bool = False) -> list[int]:
     """Rest every memory in `scopes` nobody cited or restated for 30 days; returns their ids.
 
     Recall calls this first, so it is throttled to once per `SWEEP_EVERY` of store time per
-    store and scopes: a memory cannot become idle faster than that matters.
+    store and scopes: a memory cannot become idle faster than that matters. Consolidation
+    sweeps every scope with `force`, past the throttle.
     """
     now = ctx.clock()
     key = (ctx.store.location, tuple(sorted(scopes)))
     with _SWEEP_LOCK:
         last = _LAST_SWEEP.get(key)
-        if last is not None and timedelta(0) <= now - last < SWEEP_EVERY:
+        if not force and last is not None and timedelta(0) <= now - last < SWEEP_EVERY:
             return []
         _LAST_SWEEP[key] = now
     cutoff = now - REST_AFTER

@@ -42,8 +42,11 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
 
 @contextmanager
 def opened(ctx: click.Context) -> Iterator[Cairn]:
+    """The store for one command. The command exits right after its write, so consolidation a
+    write makes due runs as a detached process, not on a thread the exit would cut short."""
     settings: Settings = ctx.obj["settings"]
-    mem = Cairn.open(ctx.obj["store"], settings=settings, integration="cli")
+    mem = Cairn.open(ctx.obj["store"], settings=settings, integration="cli",
+                     background="process")  # fmt: skip
     try:
         yield mem
     finally:

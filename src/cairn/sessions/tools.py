@@ -156,7 +156,7 @@ class SessionTools(ToolBase):
             "cwd": str(cwd) if cwd is not None else None,
             "session_id": session_id,
         }
-        return typed.remember_typed(
+        result = typed.remember_typed(
             self._ctx,
             self._default_cwd(),
             content=content,
@@ -166,3 +166,5 @@ class SessionTools(ToolBase):
             fields=fields,
             dedup=dedup,
         )
+        self._wrote()
+        return result

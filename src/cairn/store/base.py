@@ -414,6 +414,11 @@ class Store(SessionStore, CodeStore, LessonStore, ContextStore, PageStore, CopyS
 
     def transaction(self) -> AbstractContextManager[None]: ...
 
+    def maintain(self) -> None:
+        """Keep the indexes healthy (consolidation): SQLite merges the FTS5 index's segments
+        (`optimize`) and refreshes the planner's statistics; PostgreSQL runs `ANALYZE`."""
+        ...
+
     # events
     def add_event(self, event: NewEvent) -> int: ...
 

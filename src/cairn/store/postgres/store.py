@@ -113,6 +113,10 @@ class PostgresStore(
     def close(self) -> None:
         self._db.close()
 
+    def maintain(self) -> None:
+        with self._db.connection() as conn:
+            conn.execute("ANALYZE")
+
     def transaction(self) -> AbstractContextManager[None]:
         return self._tx()
 
