@@ -10,8 +10,10 @@ When. A write (`remember`, `correct`, ...) calls `Background.after_write`: when 
 since the last run, recorded in the store (meta `consolidated_at`), a run starts in the
 background and the write returns at once. A long-lived process (the MCP and HTTP servers, the
 Python API) runs it on a daemon thread; the `cairn` command, which exits right after its write,
-starts a detached `cairn consolidate --if-due` instead. A store that has never been
-consolidated records its first write's time, so the first run comes one interval later.
+starts a detached `cairn consolidate --if-due` instead, claiming that start in the store (meta
+`consolidate_spawned_at`) so a burst of commands starts one, not one each. A store that has
+never been consolidated records its first write's time, so the first run comes one interval
+later.
 `cairn consolidate` (`Cairn.consolidate`) runs it in the foreground.
 
 One at a time. A run first takes a lease (meta `consolidate_lease`: the holder and until when)
@@ -41,6 +43,7 @@ from cairn.scope import GLOBAL
 
 LAST_KEY = "consolidated_at"
 LEASE_KEY = "consolidate_lease"
+SPAWN_KEY = "consolidate_spawned_at"
 LEASE_FOR = timedelta(minutes=30)
 LOG = logging.getLogger("cairn")
 # The detached run the `cairn` command starts: the CLI itself, told to run only when due.
@@ -123,6 +126,19 @@ def _take_lease(ctx: Context, owner: str) -> bool:
     return True
 
 
+def _claim_spawn(ctx: Context) -> bool:
+    """Whether this process should start the detached run: commands writing in a burst (a
+    script calling `cairn remember` in a loop) would otherwise each start one before the first
+    records its run. The claim lapses like a lease, in case the started process never ran."""
+    now = ctx.clock()
+    with ctx.store.transaction():
+        claimed = _parse(ctx.store.get_meta(SPAWN_KEY))
+        if claimed is not None and timedelta(0) <= now - claimed < LEASE_FOR:
+            return False
+        ctx.store.set_meta(SPAWN_KEY, now.isoformat())
+    return True
+
+
 def _release_lease(ctx: Context, owner: str) -> None:
     with ctx.store.transaction():
         held = ctx.store.get_meta(LEASE_KEY)
@@ -167,7 +183,7 @@ class Background:
                 LOG.warning("cairn: consolidation skipped: %s", exc.message)
                 return False
             if self._mode == "process":
-                return _spawn(self._ctx.store.location)
+                return _claim_spawn(self._ctx) and _spawn(self._ctx.store.location)
             self._thread = threading.Thread(target=self._run, name="cairn-consolidate", daemon=True)
             self._thread.start()
             return True

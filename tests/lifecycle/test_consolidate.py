@@ -19,7 +19,14 @@ from click.testing import CliRunner
 from cairn import Cairn
 from cairn.adapters.cli import main
 from cairn.config import Settings
-from cairn.consolidate import LAST_KEY, LEASE_FOR, ConsolidateResult, _take_lease
+from cairn.consolidate import (
+    LAST_KEY,
+    LEASE_FOR,
+    Background,
+    ConsolidateResult,
+    _claim_spawn,
+    _take_lease,
+)
 from cairn.embeddings.hashing import HashingEmbedder
 from clocks import FakeClock
 
@@ -202,3 +209,14 @@ def test_two_processes_at_once_run_it_once(tmp_path: Path, cli_env: dict[str, st
     assert sum('"ran": true' in out for out in outputs) == 1, outputs
     with Cairn.open(store, settings=Settings(home=tmp_path / "home", embedder="hashing")) as mem:
         assert runs(mem) == 1
+
+
+def test_a_burst_of_commands_claims_one_detached_start(open_mem: Opener, clock: FakeClock) -> None:
+    mem = open_mem()
+    mem.remember("Deploys go through the release train", type="decision", scope=SCOPE)
+    clock.advance(hours=2)
+    assert _claim_spawn(mem._ctx)  # the first command starts the run
+    commands = [Background(open_mem()._ctx, "process") for _ in range(3)]
+    assert [b.after_write() for b in commands] == [False, False, False]  # the claim holds
+    clock.advance(seconds=LEASE_FOR.total_seconds() + 1)  # the started process never ran
+    assert _claim_spawn(mem._ctx)
