@@ -105,7 +105,10 @@ def test_a_hostile_transcript_says_nothing(
     link.symlink_to(real)
     fifo = tmp_path / "fifo.jsonl"
     os.mkfifo(fifo)
-    for path in (link, fifo, tmp_path, "real.jsonl", tmp_path / "missing.jsonl", "", "a\0b"):
+    plain = tmp_path / "notes.txt"
+    plain.write_text(assistant(f"{first} helped") + "\n", encoding="utf-8")
+    for path in (link, fifo, tmp_path, "real.jsonl", tmp_path / "missing.jsonl", "", "a\0b",
+                 plain):  # fmt: skip
         assert reply_text(str(path)) == ""
         claude_code_answer(agent, stop(repo, path))
     assert reply_text(None) == "" and reply_text(12) == ""

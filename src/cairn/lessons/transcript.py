@@ -6,7 +6,8 @@ the agent's replies are records `{"type": "assistant", "message": {"content": [{
 the text blocks are replies: a ref inside a tool call's input is an act, not something said.
 
 The path comes with the hook's input, so the file is hostile: it is read only when the path is
-absolute and names a regular file (not a symlink, FIFO or device), only its last `MAX_BYTES`
+absolute, ends in `.jsonl` and names a regular file (not a symlink, FIFO or device), only its
+last `MAX_BYTES`
 (the replies since the previous Stop are at the end; earlier ones were read then), lines over
 `MAX_LINE_BYTES` and lines that are not JSON records are skipped, and at most `MAX_TEXT_CHARS`
 of reply text is returned. Nothing here raises: an unreadable transcript has said nothing.
@@ -42,7 +43,9 @@ def reply_text(path: object) -> str:
 
 
 def _tail(path: object) -> bytes:
-    if not isinstance(path, str) or not path or "\0" in path or not os.path.isabs(path):
+    if not isinstance(path, str) or "\0" in path or not os.path.isabs(path):
+        return b""
+    if not path.endswith(".jsonl"):  # a transcript, not any file the hook input names
         return b""
     try:
         fd = os.open(path, _OPEN_FLAGS)
