@@ -171,7 +171,8 @@ class Background:
         """Start a run when one is due; True when one was started. Never raises: upkeep must
         not fail the write that triggered it."""
         interval = timedelta(seconds=self._ctx.settings.consolidate_interval)
-        if interval <= timedelta(0):
+        # An in-memory SQLite store is one connection's: no other thread or process sees it.
+        if interval <= timedelta(0) or self._ctx.store.location == ":memory:":
             return False
         with self._lock:
             if self._thread is not None and self._thread.is_alive():
