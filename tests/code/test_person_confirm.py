@@ -119,3 +119,11 @@ def test_cairn_confirm_and_undo_on_the_command_line(
     refused = CliRunner().invoke(main, ["--store", store_location, "unconfirm", ref,
                                         "--cwd", str(repo.path)])  # fmt: skip
     assert refused.exit_code == 2 and refused.output.startswith("error: ")
+
+
+def test_a_person_confirming_what_they_wrote_still_counts(repo: Repo, mem_in: Factory) -> None:
+    app = mem_in(repo.path, integration="person:alice")  # written as the person (a web app)
+    ref = app.remember("Logs go to stdout", type="fact").memory_id
+    assert app.confirm(ref).outcome == "echo"  # the same client restating: an echo
+    assert app.confirm(ref, person="alice").counted  # the person saying it holds: counts
+    assert memory(app, ref).confirmed == 1
