@@ -23,7 +23,9 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(home=tmp_path / "home", embedder="hashing")
+    # No background consolidation: tests that move the clock by days would start one beside
+    # their own assertions (tests/lifecycle/test_consolidate.py turns it on).
+    return Settings(home=tmp_path / "home", embedder="hashing", consolidate_interval=0)
 
 
 @pytest.fixture

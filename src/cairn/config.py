@@ -7,12 +7,15 @@ on the process environment by accident.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from cairn.errors import InvalidInput
+
+_LOGIN = re.compile(r"^[A-Za-z0-9][\w.@+-]{0,63}$")
 
 
 def _default_home(env: Mapping[str, str]) -> Path:
@@ -28,6 +31,7 @@ class Settings:
     embedder: str = "local"  # local | hashing | ollama
     ollama_url: str = "http://127.0.0.1:11434"
     ollama_model: str = "nomic-embed-text"
+    ollama_fallback: str = "local"  # when Ollama cannot be reached: local | hashing | none
     dedup_threshold: float = 0.82
     max_content_bytes: int = 32 * 1024
     busy_timeout_ms: int = 30_000
@@ -44,6 +48,11 @@ class Settings:
     http_port: int = 8765
     http_token: str | None = None
     http_cors_origins: str = ""  # comma-separated
+    # Who `cairn confirm` confirms as (a person, never an agent client): CAIRN_PERSON, else the
+    # login name; empty means an unnamed person.
+    person: str = ""
+    # Background consolidation runs at most once per this many seconds (0: never on writes).
+    consolidate_interval: int = 86_400
 
     @property
     def store_location(self) -> str:
@@ -65,6 +74,13 @@ class Settings:
             if raw is None or raw == "":
                 continue
             values[f.name] = _coerce(f.name, raw, cls.__dataclass_fields__[f.name].default)
+        login = env.get("USER") or env.get("LOGNAME") or ""
+        values.setdefault("person", login if _LOGIN.match(login) else "")
+        if values.get("consolidate_interval", 0) < 0:
+            raise InvalidInput(
+                "CAIRN_CONSOLIDATE_INTERVAL is negative; give seconds between consolidations "
+                "(86400 is daily, 0 never runs it on writes)."
+            )
         return cls(**values)
 
 

@@ -14,10 +14,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, cast
 
-from cairn import exchange, history
+from cairn import consolidate, exchange, history
 from cairn.code.records import UNCHECKED, CitationCheck
 from cairn.code.tools import CodeTools
 from cairn.config import Settings
+from cairn.consolidate import Background, ConsolidateResult
 from cairn.context import Context
 from cairn.embeddings.base import Embedder
 from cairn.errors import InvalidInput
@@ -37,7 +38,7 @@ from cairn.remember import build_claim, embed_claims, remember_batch, store_clai
 from cairn.retrieval_tools import RetrievalTools, check_kind, memory_budget, with_pages
 from cairn.scope import visible_scopes
 from cairn.sessions.enrich import check_evidence_mode, complete
-from cairn.sessions.ledger import context_cue, recall_session, record_retrieval
+from cairn.sessions.ledger import check_context, context_cue, recall_session, record_retrieval
 from cairn.sessions.models import Session
 from cairn.sessions.tools import SessionTools
 from cairn.stats import store_stats
@@ -65,6 +66,7 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         integration: str | None = None,
         integration_version: str | None = None,
         cwd: str | Path | None = None,
+        background: str = "thread",
     ) -> None:
         self.store = store
         self.settings = settings
@@ -77,6 +79,8 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
             integration=integration or settings.integration,
             integration_version=integration_version,
         )
+        # Upkeep after writes: a thread here, a detached process for short-lived commands.
+        self._background = Background(self._ctx, background)
 
     @classmethod
     def open(
@@ -89,10 +93,13 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         integration: str | None = None,
         integration_version: str | None = None,
         cwd: str | Path | None = None,
+        background: str = "thread",
     ) -> Cairn:
         """Open (creating if needed) the store at a path or `postgresql://` URL.
 
-        With no argument: `CAIRN_URL` if set, else `memory.db` under `CAIRN_HOME`.
+        With no argument: `CAIRN_URL` if set, else `memory.db` under `CAIRN_HOME`. Writes
+        start consolidation when it is due (`CAIRN_CONSOLIDATE_INTERVAL`) on a daemon thread,
+        or with `background="process"` as a detached `cairn consolidate --if-due`.
         """
         settings = settings or Settings.from_env()
         location = str(path_or_url) if path_or_url is not None else settings.store_location
@@ -105,9 +112,11 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
             integration=integration,
             integration_version=integration_version,
             cwd=cwd,
+            background=background,
         )
 
     def close(self) -> None:
+        self._background.join()  # a consolidation in progress finishes before the store closes
         self._ctx.close()
         self.store.close()
 
@@ -162,7 +171,9 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
             args["cwd"] = str(cwd)
         claim = build_claim(self._ctx, args, self._default_cwd())
         vector = embed_claims(self._ctx, [claim])[0]
-        return store_claim(self._ctx, claim, vector, dedup=dedup)
+        result = store_claim(self._ctx, claim, vector, dedup=dedup)
+        self._wrote()
+        return result
 
     @checks_inside("items")
     def remember_many(
@@ -172,7 +183,9 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         batch = list(items)
         if not batch:
             raise InvalidInput("remember_many needs at least one item: [{content, type}, ...].")
-        return remember_batch(self._ctx, batch, self._default_cwd(), dedup=dedup)
+        results = remember_batch(self._ctx, batch, self._default_cwd(), dedup=dedup)
+        self._wrote()
+        return results
 
     # recall ------------------------------------------------------------------------------
     def recall(
@@ -212,19 +225,22 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is blank; say what you are looking for.")
+        # The arguments first; the session's state (closed, other scope) after them.
+        mode = check_evidence_mode(evidence)
+        moment = parse_when(as_of, field="as_of", end_of_day=True) if as_of else None
+        count, phrasings, kind = _check_limit(limit), _check_also(also), check_kind(kind)
+        check_context(task_context)
+        filt = _recall_filter(moment, types, tags, since, until, include_resting)
         session, resolved, context = recall_session(
             self._ctx, session_id, scope, cwd, task_context, self._default_cwd()
         )
-        mode = check_evidence_mode(evidence)
-        moment = parse_when(as_of, field="as_of", end_of_day=True) if as_of else None
         request = RecallQuery(
             text=query.strip(),
-            filt=_recall_filter(resolved, moment, types, tags, since, until, include_resting),
-            limit=_check_limit(limit),
+            filt=replace(filt, scopes=visible_scopes(resolved)),
+            limit=count,
             cut=cut,
-            also=_check_also(also) + context_cue(query.strip(), context),
+            also=phrasings + context_cue(query.strip(), context),
         )
-        kind = check_kind(kind)
         text = query.strip()
         page_hits = self._page_hits(kind, resolved, cwd, text, limit) if moment is None else []
         request = replace(request, limit=memory_budget(kind, request.limit, len(page_hits)))
@@ -294,7 +310,9 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         cwd: str | Path | None = None,
     ) -> RememberResult:
         """Write a new version of a memory; the old one keeps its text and gets `until`."""
-        return history.correct(self._ctx, ref, content, reason, self.scope_for(scope, cwd))
+        result = history.correct(self._ctx, ref, content, reason, self.scope_for(scope, cwd))
+        self._wrote()
+        return result
 
     def forget(
         self, ref: str, *, reason: str, scope: str | None = None, cwd: str | Path | None = None
@@ -308,6 +326,13 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         return history.purge(self._ctx, ref, self.scope_for(scope, cwd))
 
     # whole store -------------------------------------------------------------------------
+    def consolidate(self, *, if_due: bool = False) -> ConsolidateResult:
+        """Run the store's upkeep now: refresh tidy proposals in every scope (proposed, never
+        applied), rest idle memories, keep the indexes healthy. One process at a time: when
+        another holds the lease this returns `ran=False`. `if_due` runs only when
+        `CAIRN_CONSOLIDATE_INTERVAL` has passed since the last run (as writes do)."""
+        return consolidate.consolidate(self._ctx, if_due=if_due)
+
     def stats(
         self, *, scope: str | None = None, cwd: str | Path | None = None, all_scopes: bool = False
     ) -> dict[str, Any]:
@@ -349,7 +374,6 @@ def _embedder_factory(
 
 
 def _recall_filter(
-    scope: str,
     moment: datetime | None,
     types: Sequence[str] | None,
     tags: Sequence[str] | None,
@@ -357,9 +381,9 @@ def _recall_filter(
     until: str | datetime | None,
     include_resting: bool,
 ) -> MemoryFilter:
-    """What a recall may return, from its validated arguments."""
+    """What a recall may return, from its validated arguments (the scopes come later)."""
     return MemoryFilter(
-        scopes=visible_scopes(scope),
+        scopes=(),
         as_of=moment,
         types=tuple(validate_type(t) for t in types) if types else None,
         tags=normalise_tags(tags) if tags else None,

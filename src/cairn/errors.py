@@ -15,6 +15,7 @@
     │   ├── StoreReadOnly           store_read_only no     the file or its directory is read-only
     │   └── StoreFull               store_full      no     the disk (or a size limit) is full
     └── EmbedderUnavailable         embedder_error  yes    the embedding model could not run
+        └── EmbedderUnreachable     embedder_error  yes    its server did not answer at all
 
 Adapters map these to exit codes (CLI), tool errors (MCP) and status codes (HTTP); they
 never need to match on message text.
@@ -99,3 +100,8 @@ class StoreFull(StoreError):
 class EmbedderUnavailable(CairnError):
     code = "embedder_error"
     retryable = True
+
+
+class EmbedderUnreachable(EmbedderUnavailable):
+    """The embedding server could not be reached at all (refused, timed out, no route): the
+    case the Ollama embedder falls back to the local model for."""

@@ -1,14 +1,58 @@
-"""Evidence counters: cites (`used`), recorded when a caller says a memory shaped its work."""
+"""Evidence counters: cites, recorded when a caller says a memory shaped its work (`used`), or
+when an agent names a memory's ref in its own replies (the reference documents' "a session
+named its ref in its own replies"; refs belong in `used`, but one written in a reply anyway
+still counts).
+
+A ref named in replies (an agent's transcript, read by its Stop/SessionEnd hook, or a
+`commit` summary) counts once per session: `record_named_cites` skips the memories already
+cited in the session, and only counts refs that name a memory visible from the scope. Free text
+is not an argument, so a ref naming nothing there is ignored, not refused.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from cairn.context import Context
 from cairn.errors import InvalidRef
 from cairn.lifecycle import note_restatement
-from cairn.refs import parse_ref
+from cairn.refs import memory_ref, parse_ref
 from cairn.scope import visible_scopes
+
+# `mem_12` standing alone (not `xmem_12`, `mem_12a`, or inside a longer word).
+_NAMED_REF = re.compile(r"(?<![\w-])mem_(\d{1,12})(?![\w])")
+MAX_NAMED_REFS = 200  # refs counted from one text: a reply naming thousands is not citing
+
+
+def refs_named_in(text: str) -> list[int]:
+    """The memory ids `mem_N` refs in free text name, in order of first mention, each once."""
+    found = dict.fromkeys(int(m[1]) for m in _NAMED_REF.finditer(text))
+    return list(found)[:MAX_NAMED_REFS]
+
+
+def record_named_cites(
+    ctx: Context,
+    text: str,
+    *,
+    scope: str,
+    branch: str | None,
+    session_id: str,
+    exclude: Sequence[int] = (),
+) -> tuple[str, ...]:
+    """Count a cite of each visible memory `text` names that the session has not cited yet
+    (nor `exclude`, counted by the caller); returns the refs counted."""
+    named = refs_named_in(text)
+    if not named:
+        return ()
+    visible = set(visible_scopes(scope))
+    with ctx.store.transaction():
+        seen = set(ctx.store.cited_in_session(session_id)) | set(exclude)
+        found = {m.id for m in ctx.store.get_memories(named)
+                 if m.scope in visible and m.status != "purged"}  # fmt: skip
+        fresh = [i for i in named if i in found and i not in seen]
+        record_cites(ctx, fresh, scope=scope, branch=branch, session_id=session_id)
+    return tuple(memory_ref(i) for i in fresh)
 
 
 def check_cites(ctx: Context, refs: Sequence[str], scope: str) -> list[int]:

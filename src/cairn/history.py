@@ -63,12 +63,13 @@ def _require_current(memory: Memory, verb: str) -> None:
 
 
 def correct(ctx: Context, ref: str, content: str, reason: str, scope: str) -> RememberResult:
-    old = load_visible(ctx, ref, scope)
-    _require_current(old, "correct")
+    parse_ref(ref, kind="mem")  # the arguments first, then the memory's state
     check_content(content, max_bytes=ctx.settings.max_content_bytes)
     reason = _require_reason(reason, "correct")
     for name, text in (("content", content), ("reason", reason)):
         check_no_secrets(text, field=name)
+    old = load_visible(ctx, ref, scope)
+    _require_current(old, "correct")
     vector = ctx.embedder.embed_many([text_for_embedding(content)])[0]
     return _write_correction(ctx, old, content, reason, vector)
 
@@ -163,10 +164,11 @@ def supersede(ctx: Context, old_ref: str, new_ref: str, reason: str, scope: str)
 
 
 def forget(ctx: Context, ref: str, reason: str, scope: str) -> Memory:
-    memory = load_visible(ctx, ref, scope)
-    _require_current(memory, "forget")
+    parse_ref(ref, kind="mem")  # the arguments first, then the memory's state
     reason = _require_reason(reason, "forget")
     check_no_secrets(reason, field="reason")
+    memory = load_visible(ctx, ref, scope)
+    _require_current(memory, "forget")
     now = ctx.clock()
     with ctx.store.transaction():
         ctx.store.update_memory(memory.id, {"status": "retired", "until": now})

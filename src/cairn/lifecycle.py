@@ -17,6 +17,10 @@ cairn re-reading what it already holds (re-indexing, re-derived branch readings)
 count. Per-client tallies live in `evidence["clients"]`, so `get_memory` shows which clients
 confirmed, cited or echoed a memory.
 
+A person's confirmation (`cairn confirm`, the web app) is its own integration (`person`,
+`person:<name>`), never an echo, standing until the person undoes it
+(`note_person_confirmation`, `undo_person_confirmation`).
+
 Every change here re-reads the memory inside a write transaction and touches only its own keys
 of the evidence mapping, so other writers' keys (feedback tallies) survive.
 """
@@ -154,6 +158,73 @@ def note_restatement(
     return outcome[0]
 
 
+# A person's confirmation ---------------------------------------------------------------------
+def note_person_confirmation(ctx: Context, memory_id: int, person: str) -> str | None:
+    """Count a person's confirmation (`person` is the integration, `person` or
+    `person:<name>`): never an echo, whoever wrote the memory, and standing until undone, so
+    the same person confirming again is a "repeat". It restores a contradicted memory and wakes
+    an idle one. What it changed is kept in `evidence["people"][person]` for the undo.
+
+    Returns "confirmation", "repeat", or None for an unknown memory."""
+    now = ctx.clock()
+    outcome: list[str] = []
+
+    def change(memory: Memory, evidence: dict[str, Any]) -> dict[str, Any]:
+        people = evidence.setdefault("people", {})
+        if person in people:
+            outcome.append("repeat")
+            return {}
+        outcome.append("confirmation")
+        people[person] = {
+            "at": now.isoformat(), "prior_status": memory.status,
+            "prior_rest": evidence.get("rest"), "prior_restated_at": evidence.get("restated_at"),
+        }  # fmt: skip
+        tally = evidence.setdefault("clients", {}).setdefault(person, {})
+        tally["confirmed"] = int(tally.get("confirmed", 0)) + 1
+        evidence["restated_at"] = now.isoformat()
+        status = settled_status(
+            _with_status(memory, _woken(memory, evidence)), evidence,
+            confirmed=memory.confirmed + 1, contradicted=memory.contradicted,
+        )  # fmt: skip
+        return {"confirmed": memory.confirmed + 1, "evidence": evidence, "status": status}
+
+    if _update(ctx, memory_id, change) is None:
+        return None
+    return outcome[0]
+
+
+def undo_person_confirmation(ctx: Context, memory_id: int, person: str) -> bool:
+    """Take back `person`'s confirmation: the count, and what it did to the status (an idle
+    memory it woke rests again; a contradicted one it restored rests again unless another
+    confirmation holds it). False when `person` had not confirmed the memory."""
+    found: list[bool] = []
+
+    def change(memory: Memory, evidence: dict[str, Any]) -> dict[str, Any]:
+        entry = evidence.get("people", {}).pop(person, None)
+        found.append(isinstance(entry, Mapping))
+        if not isinstance(entry, Mapping):
+            return {}
+        tally = evidence.setdefault("clients", {}).setdefault(person, {})
+        tally["confirmed"] = max(0, int(tally.get("confirmed", 0)) - 1)
+        if evidence.get("restated_at") == entry.get("at"):  # nothing restated it since
+            evidence.pop("restated_at", None)
+            if entry.get("prior_restated_at"):
+                evidence["restated_at"] = entry["prior_restated_at"]
+        confirmed = max(0, memory.confirmed - 1)
+        status = memory.status
+        if entry.get("prior_rest") == "idle" and status == "active":
+            status = "resting"  # it woke the memory; without it, it rests as it did
+            evidence["rest"] = "idle"
+        status = settled_status(
+            _with_status(memory, status), evidence,
+            confirmed=confirmed, contradicted=memory.contradicted,
+        )  # fmt: skip
+        return {"confirmed": confirmed, "evidence": evidence, "status": status}
+
+    _update(ctx, memory_id, change)
+    return bool(found and found[0])
+
+
 def _with_status(memory: Memory, status: str) -> Memory:
     return replace(memory, status=status)
 
@@ -223,17 +294,18 @@ def undo_act_effect(
 
 
 # Resting ---------------------------------------------------------------------------------------
-def rest_idle(ctx: Context, scopes: Sequence[str]) -> list[int]:
+def rest_idle(ctx: Context, scopes: Sequence[str], *, force: bool = False) -> list[int]:
     """Rest every memory in `scopes` nobody cited or restated for 30 days; returns their ids.
 
     Recall calls this first, so it is throttled to once per `SWEEP_EVERY` of store time per
-    store and scopes: a memory cannot become idle faster than that matters.
+    store and scopes: a memory cannot become idle faster than that matters. Consolidation
+    sweeps every scope with `force`, past the throttle.
     """
     now = ctx.clock()
     key = (ctx.store.location, tuple(sorted(scopes)))
     with _SWEEP_LOCK:
         last = _LAST_SWEEP.get(key)
-        if last is not None and timedelta(0) <= now - last < SWEEP_EVERY:
+        if not force and last is not None and timedelta(0) <= now - last < SWEEP_EVERY:
             return []
         _LAST_SWEEP[key] = now
     cutoff = now - REST_AFTER

@@ -40,7 +40,7 @@ from cairn.models import (
 from cairn.refs import event_ref, memory_ref
 from cairn.refusal import check_content, check_no_secrets
 from cairn.scope import current_branch
-from cairn.sessions.ledger import claim_scope
+from cairn.sessions.ledger import claim_scope, require_open
 from cairn.sessions.relations import check_relations, relate
 from cairn.store.base import MemoryFilter
 from cairn.tags import detect_tags, normalise_tags
@@ -143,7 +143,8 @@ def build_claim(ctx: Context, args: Mapping[str, Any], default_cwd: Path) -> Cla
         raise InvalidInput("content is required and must be text: the claim to remember.")
     check_content(content, max_bytes=ctx.settings.max_content_bytes)
     mtype = validate_type(args.get("type"))
-    scope = claim_scope(ctx, args, default_cwd)
+    # A closed session is a state conflict: reported after every argument is checked.
+    scope = claim_scope(ctx, args, default_cwd, closed_ok=True)
     tags = normalise_tags(args["tags"]) if args.get("tags") else detect_tags(content)
     summary = _optional_text(args, "summary") or summarise(content)
     claim = Claim(
@@ -171,6 +172,8 @@ def build_claim(ctx: Context, args: Mapping[str, Any], default_cwd: Path) -> Cla
         ),
     )
     _refuse_secrets(claim)
+    if args.get("session_id") is not None:
+        require_open(ctx, args["session_id"])
     return claim
 
 

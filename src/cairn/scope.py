@@ -4,7 +4,9 @@ A scope is `kind:id` (`project:github.com/acme/api`, `user:alice`) or the litera
 Kinds are an open vocabulary of lowercase words so teams can add `team:`, `org:` or `agent:`
 scopes without a schema change; a typo makes a new, empty scope, never a wider one.
 
-When a call names no scope, it is detected from the working directory, most stable first:
+When a call names no scope, a `.cairn.toml` committed at the checkout's root names it
+(`scope = "project:acme/api"`, see `cairn.scope_file`); else it is detected from the working
+directory, most stable first:
 
 1. the repository's `origin` remote, normalised so every spelling of one repository gives one
    scope: `git@github.com:Acme/API.git`, `ssh://git@github.com:22/acme/api`,
@@ -38,6 +40,7 @@ from urllib.parse import unquote
 
 from cairn.errors import InvalidInput, InvalidScope
 from cairn.gitproc import git_process
+from cairn.scope_file import configured_scope
 
 __all__ = [
     "GLOBAL",
@@ -133,8 +136,10 @@ def resolve_scope(scope: str | None, cwd: str | Path | None, *, default_cwd: str
 
 
 def scope_from_cwd(cwd: str | Path) -> str:
-    """The project scope of the repository (or plain directory) that holds `cwd`."""
-    return _detect(_existing_dir(cwd), hops=0)
+    """The project scope of the repository (or plain directory) that holds `cwd`: the one
+    its committed `.cairn.toml` names, else the one detected from git or the path."""
+    directory = _existing_dir(cwd)
+    return configured_scope(directory, parse_scope) or _detect(directory, hops=0)
 
 
 def current_branch(cwd: str | Path) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cairn.consolidate import Background
 from cairn.context import Context
 from cairn.scope import resolve_scope
 
@@ -16,6 +17,11 @@ from cairn.scope import resolve_scope
 class ToolBase:
     _ctx: Context
     _cwd: Path | None
+    _background: Background
+
+    def _wrote(self) -> None:
+        """A write happened: start consolidation in the background when it is due."""
+        self._background.after_write()
 
     def _default_cwd(self) -> Path:
         return self._cwd or Path.cwd()

@@ -257,7 +257,8 @@ def test_bad_calls_in_a_row_never_wedge_the_server(binding: Binding) -> None:
         ("remember", {"memories": "not a list"}, "memories"),
         ("remember", {"scope": "Not A Scope!", "content": "a", "type": "fact"}, "scope"),
         ("feedback", {"session_id": "nope", "retrieval_id": "ret_1", "assessments": []}, ""),
-        ("commit", {"session_id": "ses_x", "outcome": "meh", "summary": "s"}, "session"),
+        ("commit", {"session_id": "ses_x", "outcome": "meh", "summary": "s"}, "outcome 'meh'"),
+        ("commit", {"session_id": "ses_x", "outcome": "success", "summary": "s"}, "session"),
     ]
 
     async def body(client: Client) -> None:

@@ -16,6 +16,7 @@ from cairn.bench.embedder import bench_embedder
 from cairn.bench.sentences import sample_sentences
 from cairn.config import Settings
 from cairn.embeddings import EMBEDDERS, fit_dimensions, make_embedder
+from cairn.embeddings.fallback import FallbackEmbedder
 from cairn.embeddings.hashing import HashingEmbedder
 from cairn.embeddings.local import MiniLMFp32, MiniLMInt8
 from cairn.embeddings.ollama import OllamaEmbedder
@@ -37,7 +38,9 @@ def test_factory_builds_each_named_embedder(tmp_path: Path) -> None:
             embedder="ollama", ollama_url="http://10.0.0.5:11434", ollama_model="bge-m3"
         )
     )
-    assert isinstance(ollama, OllamaEmbedder)
+    assert isinstance(ollama, FallbackEmbedder)  # Ollama, falling back to the local model
+    bare = make_embedder(base.with_overrides(embedder="ollama", ollama_fallback="none"))
+    assert isinstance(bare, OllamaEmbedder)
     for name in EMBEDDERS:
         built = make_embedder(base.with_overrides(embedder=name))
         # isinstance(built, Embedder) would read `dimensions`, which for Ollama with unknown

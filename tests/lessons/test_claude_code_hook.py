@@ -225,7 +225,8 @@ def test_install_merges_is_idempotent_and_uninstalls(repo: Repo, tmp_path: Path)
     settings = repo.write(".claude/settings.json", json.dumps(EXISTING, indent=4))
     first = cli("hook", "claude-code", "install", "--json", cwd=repo.path, tmp_path=tmp_path)
     assert first.returncode == 0, first.stderr
-    assert json.loads(first.stdout)["changed"] == ["PreToolUse", "SessionStart", "Stop"]
+    assert json.loads(first.stdout)["changed"] == ["PreToolUse", "SessionStart", "Stop",
+                                                   "SessionEnd"]  # fmt: skip
     data = json.loads(settings.read_text(encoding="utf-8"))
     assert data["permissions"] == EXISTING["permissions"]
     assert data["hooks"]["PostToolUse"] == EXISTING["hooks"]["PostToolUse"]
@@ -235,11 +236,11 @@ def test_install_merges_is_idempotent_and_uninstalls(repo: Repo, tmp_path: Path)
     command = pre[1]["hooks"][0]["command"]
     assert command.startswith(shlex.quote(CAIRN + "-hook") + " claude-code")
     assert command.endswith("|| true")
-    for name in ("SessionStart", "Stop"):
+    for name in ("SessionStart", "Stop", "SessionEnd"):
         assert data["hooks"][name] == [{"hooks": [pre[1]["hooks"][0]]}]
     before = settings.read_bytes()
     second = cli("hook", "claude-code", "install", cwd=repo.path, tmp_path=tmp_path)
-    assert "unchanged: PreToolUse, SessionStart, Stop" in second.stdout
+    assert "unchanged: PreToolUse, SessionStart, Stop, SessionEnd" in second.stdout
     assert settings.read_bytes() == before
     gone = cli("hook", "claude-code", "uninstall", cwd=repo.path, tmp_path=tmp_path)
     assert gone.returncode == 0 and "removed" in gone.stdout
@@ -255,7 +256,7 @@ def test_install_upgrades_the_slow_command_of_older_versions(repo: Repo, tmp_pat
     assert done.returncode == 0, done.stderr
     hooks = json.loads(settings.read_text(encoding="utf-8"))["hooks"]
     commands = [h["command"] for e in hooks.values() for g in e for h in g["hooks"]]
-    assert len(commands) == 3 and all("cairn-hook claude-code" in c for c in commands)
+    assert len(commands) == 4 and all("cairn-hook claude-code" in c for c in commands)
     cli("hook", "claude-code", "uninstall", cwd=repo.path, tmp_path=tmp_path)
     assert json.loads(settings.read_text(encoding="utf-8")) == {}
 
@@ -268,7 +269,7 @@ def test_user_level_install_and_a_broken_settings_file(repo: Repo, tmp_path: Pat
     assert done.returncode == 0, done.stderr
     user_file = home / ".claude" / "settings.json"
     assert set(json.loads(user_file.read_text(encoding="utf-8"))["hooks"]) == {
-        "PreToolUse", "SessionStart", "Stop",
+        "PreToolUse", "SessionStart", "Stop", "SessionEnd",
     }  # fmt: skip
     cli("hook", "claude-code", "uninstall", "--user", cwd=repo.path, tmp_path=tmp_path,
         HOME=str(home))  # fmt: skip

@@ -47,7 +47,7 @@ def test_lessons_mute_list_unmute_and_confirm(
     )
     assert run(store_location, repo, "lessons", "list").startswith("no lessons are muted")
     confirmed = run(store_location, repo, "confirm", ref)
-    assert confirmed.startswith(f"{ref} confirmed by cli")
+    assert confirmed.startswith(f"{ref} confirmed by person")  # a person, not the cli client
 
 
 def test_lessons_needs_a_call(store_location: str, repo: Repo) -> None:
@@ -56,3 +56,31 @@ def test_lessons_needs_a_call(store_location: str, repo: Repo) -> None:
     bad = CliRunner().invoke(main, ["--store", store_location, "lessons", "mute", "--type", "x",
                                     "--cwd", str(repo.path)])  # fmt: skip
     assert bad.exit_code == 2 and "is not a memory type" in bad.output
+
+
+def test_lessons_stdin_uses_the_cwd_option(
+    repo: Repo, writer: Cairn, store_location: str, tmp_path: Path
+) -> None:
+    ref = writer.remember("Never run `npm publish` by hand", type="warning",
+                          cwd=repo.path).memory_id  # fmt: skip
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    payload = json.dumps({"tool": "Bash", "args": {"command": "npm publish"}})
+
+    def ask(*args: str, stdin: str = payload) -> dict[str, object]:
+        result = CliRunner().invoke(main, ["--store", store_location, "lessons", "--stdin", *args],
+                                    input=stdin)  # fmt: skip
+        assert result.exit_code == 0, result.output
+        answer: dict[str, object] = json.loads(result.output)
+        return answer
+
+    found = ask("--cwd", str(repo.path))
+    assert found["scope"] == "project:github.com/acme/shop", found
+    assert [lesson["ref"] for lesson in found["lessons"]] == [ref]  # type: ignore[attr-defined]
+    # the option wins over the input's own cwd
+    with_cwd = json.dumps({"tool": "Bash", "args": {"command": "npm publish"},
+                           "cwd": str(elsewhere)})  # fmt: skip
+    assert ask("--cwd", str(repo.path), stdin=with_cwd)["scope"] == found["scope"]
+    assert ask(stdin=with_cwd)["scope"] != found["scope"]
+    limited = ask("--cwd", str(repo.path), "--limit", "11")
+    assert limited["error"]["code"] == "invalid_input"  # type: ignore[index]

@@ -47,7 +47,10 @@ def test_unknown_session_is_refused_everywhere(mem: Cairn, session_id: str) -> N
 
 
 def test_closed_session_is_refused_everywhere(mem: Cairn, seeded: dict[str, str]) -> None:
-    session_id = closed_session(mem)
+    session_id = mem.activate("short task", scope=SCOPE).session_id
+    found = mem.recall("sessions postgres", session_id=session_id)
+    retrieval_id, ref = found.retrieval_id, found.hits[0].ref
+    mem.end(session_id)
     calls: list[Callable[[], object]] = [
         lambda: mem.recall("anything", session_id=session_id),
         lambda: mem.commit(session_id, outcome="success", summary="done"),
@@ -56,7 +59,7 @@ def test_closed_session_is_refused_everywhere(mem: Cairn, seeded: dict[str, str]
         lambda: mem.pin("a note", session_id=session_id),
         lambda: mem.remember("A fact.", type="fact", session_id=session_id),
         lambda: mem.feedback(
-            session_id, "ret_1", [{"ref": "mem_1", "used": True, "effect": "helped"}]
+            session_id, retrieval_id, [{"ref": ref, "used": True, "effect": "helped"}]
         ),
     ]
     for call in calls:

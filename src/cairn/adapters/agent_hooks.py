@@ -12,6 +12,9 @@ Claude Code (documented hook input and output):
   something since the last reminder, which makes Claude continue once with the reminder as its
   instruction; with `stop_hook_active` (Claude is already continuing because of a Stop hook)
   it says nothing, so it can never loop.
+- `Stop` and `SessionEnd` give `transcript_path`, the session's JSON Lines transcript: the refs
+  (`mem_12`) the agent named in its replies count as cites, once per session per ref
+  (`cairn.lessons.transcript` reads it as hostile input). SessionEnd answers nothing.
 
 Generic (`cairn lessons --stdin`): `{"tool" | "tool_name", "args" | "tool_input", "cwd",
 "scope", "session_id", "limit", "client"}` in, the `lessons` result as JSON out.
@@ -30,12 +33,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
 from typing import Any
 
 from cairn.config import Settings
 from cairn.core import Cairn
+from cairn.errors import CairnError
+from cairn.lessons.transcript import reply_text
 from cairn.models import to_jsonable
 
 CLAUDE_CODE = "claude-code"
@@ -56,24 +61,30 @@ class HookReply:
     failed: bool = False  # cairn itself failed (the server then reopens the store)
 
 
-def answer_hook(kind: str, mem_for: MemFor, raw: bytes) -> HookReply:
-    """What a hook of `kind` (`claude-code` or `stdin`) prints for this input."""
+def answer_hook(
+    kind: str, mem_for: MemFor, raw: bytes, overrides: Mapping[str, Any] | None = None
+) -> HookReply:
+    """What a hook of `kind` (`claude-code` or `stdin`) prints for this input.
+
+    `overrides` (the generic form only) are fields given on the command line (`--cwd`,
+    `--scope`, `--session-id`, `--limit`): they win over the same fields of the input."""
     if kind == CLAUDE_CODE:
         return _claude_code_reply(mem_for, raw)
     if kind == GENERIC:
-        return _generic_reply(mem_for, raw)
+        return _generic_reply(mem_for, raw, overrides or {})
     raise ValueError(f"unknown hook kind {kind!r}; use {CLAUDE_CODE!r} or {GENERIC!r}.")
 
 
 def answer_in_process(kind: str, raw: bytes, store: str | None,
-                      settings: Settings | None = None) -> HookReply:  # fmt: skip
+                      settings: Settings | None = None,
+                      overrides: Mapping[str, Any] | None = None) -> HookReply:  # fmt: skip
     """The slow path: open the store for this one call (as `cairn lessons --hook` does)."""
 
     def mem_for(integration: str) -> Cairn:
         found = settings or Settings.from_env()  # inside the reply: a bad variable is reported
         return open_for_hook(store or found.store_location, found, integration)
 
-    return answer_hook(kind, mem_for, raw)
+    return answer_hook(kind, mem_for, raw, overrides)
 
 
 def open_for_hook(location: str, settings: Settings, integration: str) -> Cairn:
@@ -99,10 +110,10 @@ def _claude_code_reply(mem_for: MemFor, raw: bytes) -> HookReply:
     return HookReply("" if answer is None else json.dumps(answer) + "\n", "")
 
 
-def _generic_reply(mem_for: MemFor, raw: bytes) -> HookReply:
+def _generic_reply(mem_for: MemFor, raw: bytes, overrides: Mapping[str, Any]) -> HookReply:
     failed = False
     try:
-        payload = parse_payload(raw)
+        payload = {**parse_payload(raw), **overrides}
         with mem_for(client_name(payload, GENERIC_CLIENT)) as mem:
             answer = generic_answer(mem, payload)
     except Exception as exc:  # noqa: BLE001 - like the hook: an answer, never a failure
@@ -129,12 +140,24 @@ def claude_code_answer(mem: Cairn, payload: Mapping[str, Any]) -> dict[str, Any]
     if event == "SessionStart":
         brief = mem.agent_start(cwd=cwd, session_id=session, source=_text(payload.get("source")))
         return _context("SessionStart", brief.text)
+    if event in ("Stop", "SessionEnd") and session is not None:
+        _cite_replies(mem, payload.get("transcript_path"), session, cwd)
     if event == "Stop":
         if payload.get("stop_hook_active") is True or session is None:
             return None
         reminder = mem.agent_stop(session_id=session)
         return None if reminder is None else {"decision": "block", "reason": reminder}
     return None
+
+
+def _cite_replies(mem: Cairn, transcript: object, session: str, cwd: str | None) -> None:
+    """Refs the agent named in its replies count as cites (once per session per ref)."""
+    text = reply_text(transcript)
+    if not text:
+        return
+    # e.g. a cwd that no longer exists: the hook's other answer still goes out
+    with suppress(CairnError):
+        mem.cite_replies(text, session_id=session, cwd=cwd)
 
 
 def generic_answer(mem: Cairn, payload: Mapping[str, Any]) -> dict[str, Any]:

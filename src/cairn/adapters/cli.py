@@ -62,8 +62,12 @@ def store_location(ctx: click.Context) -> str:
 
 @contextmanager
 def opened(ctx: click.Context) -> Iterator[Cairn]:
+    """The store for one command. The command exits right after its write, so consolidation a
+    write makes due runs as a detached process, not on a thread the exit would cut short."""
     settings: Settings = ctx.obj["settings"]
-    mem = Cairn.open(store_location(ctx), settings=settings, integration="cli")
+    mem = Cairn.open(
+        store_location(ctx), settings=settings, integration="cli", background="process"
+    )
     try:
         yield mem
     finally:

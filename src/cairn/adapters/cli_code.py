@@ -259,4 +259,28 @@ def _decision_command(verb: str) -> click.Command:
 _decision_command("accept")
 _decision_command("decline")
 
-COMMANDS: tuple[click.Command, ...] = (branch, hook, observe, undo_act, tidy)
+
+# consolidate ---------------------------------------------------------------------------------
+@click.command()
+@click.option("--if-due", is_flag=True, help="Only when CAIRN_CONSOLIDATE_INTERVAL has passed.")
+@click.option("--quiet", is_flag=True, help="Print nothing (the background run).")
+@json_option
+@click.pass_context
+@reports_errors
+def consolidate(ctx: click.Context, /, if_due: bool, quiet: bool, as_json: bool) -> None:
+    """Run the store's upkeep now: refresh tidy proposals, rest idle memories, keep the
+    indexes healthy. Writes start it in the background once a day by default."""
+    with opened(ctx) as mem:
+        result = mem.consolidate(if_due=if_due)
+    if quiet:
+        return
+    if as_json:
+        emit_json(result)
+    elif result.ran:
+        click.echo(f"consolidated {result.scopes} scope(s): {result.proposals} open tidy "
+                   f"proposal(s), {result.rested} memory(ies) rested")  # fmt: skip
+    else:
+        click.echo(f"not consolidated: {result.reason}")
+
+
+COMMANDS: tuple[click.Command, ...] = (branch, hook, observe, undo_act, tidy, consolidate)

@@ -28,16 +28,17 @@ from cairn.adapters.cli import (
     session_option,
 )
 from cairn.adapters.cli_hook_server import hook_serve, hook_stop
+from cairn.config import Settings
 from cairn.lessons import claude_code
 from cairn.lessons.models import ClaudeHookInstall, LessonsResult, MuteRule
 
 
-def _run_hook(ctx: click.Context, kind: str) -> None:
+def _run_hook(ctx: click.Context, kind: str, overrides: dict[str, Any] | None = None) -> None:
     try:
         raw = b"" if sys.stdin is None else sys.stdin.buffer.read()
     except (OSError, ValueError):
         raw = b""  # no readable input: answered like an empty one
-    reply = answer_in_process(kind, raw, ctx.obj["store"], ctx.obj["settings"])
+    reply = answer_in_process(kind, raw, ctx.obj["store"], ctx.obj["settings"], overrides)
     click.echo(reply.stdout, nl=False)
     click.echo(reply.stderr, nl=False, err=True)
 
@@ -62,9 +63,19 @@ def lessons(ctx: click.Context, /, **opts: Any) -> None:
     if opts["hook"] is not None:
         _run_hook(ctx, opts["hook"])
     elif opts["from_stdin"]:
-        _run_hook(ctx, GENERIC)
+        _run_hook(ctx, GENERIC, _given_on_command_line(ctx, opts))
     else:
         _one_call(ctx, opts)
+
+
+def _given_on_command_line(ctx: click.Context, opts: dict[str, Any]) -> dict[str, Any]:
+    """The call's fields given as options (`--cwd`, ...): they win over the JSON on stdin."""
+    given = {name: opts[name] for name in ("scope", "cwd", "session_id") if opts[name] is not None}
+    if ctx.get_parameter_source("limit") is click.core.ParameterSource.COMMANDLINE:
+        given["limit"] = opts["limit"]
+    if "cwd" in given:
+        given["cwd"] = str(Path(given["cwd"]).absolute())
+    return given
 
 
 @reports_errors
@@ -160,19 +171,49 @@ def print_rules(rules: list[MuteRule]) -> None:
         click.echo(f"{rule.kind} {rule.value}  ({rule.scope}, since {rule.created_at:%Y-%m-%d})")
 
 
+def _person_options(command: Any) -> Any:
+    for option in (
+        click.option("--person", help="Who confirms (default: CAIRN_PERSON, else your login)."),
+        scope_option,
+        cwd_option,
+        json_option,
+    ):
+        command = option(command)
+    return command
+
+
 @click.command()
 @click.argument("ref")
-@scope_option
-@cwd_option
-@session_option
-@json_option
+@click.option("--undo", is_flag=True, help="Take back your confirmation of REF.")
+@_person_options
 @click.pass_context
 @reports_errors
-def confirm(ctx: click.Context, /, ref: str, as_json: bool, **opts: Any) -> None:
-    """Say that memory REF still holds (counts as a confirmation by this client)."""
+def confirm(ctx: click.Context, /, ref: str, undo: bool, **opts: Any) -> None:
+    """Say, as a person, that memory REF still holds: it counts (never an echo of the agent
+    that wrote it) and restores a contradicted or resting memory; --undo takes it back."""
+    _confirm(ctx, ref, undo, opts)
+
+
+@click.command()
+@click.argument("ref")
+@_person_options
+@click.pass_context
+@reports_errors
+def unconfirm(ctx: click.Context, /, ref: str, **opts: Any) -> None:
+    """Take back your confirmation of memory REF (the same as `cairn confirm --undo`)."""
+    _confirm(ctx, ref, True, opts)
+
+
+def _confirm(ctx: click.Context, ref: str, undo: bool, opts: dict[str, Any]) -> None:
+    settings: Settings = ctx.obj["settings"]
+    person = opts["person"] if opts["person"] is not None else settings.person
+    where = {"scope": opts["scope"], "cwd": opts["cwd"]}
     with opened(ctx) as mem:
-        result = mem.confirm(ref, **opts)
-    if as_json:
+        if undo:
+            result = mem.unconfirm(ref, person=person, **where)
+        else:
+            result = mem.confirm(ref, person=person, **where)
+    if opts["as_json"]:
         emit_json(result)
     else:
         click.echo(result.message)
@@ -237,5 +278,5 @@ def _print_install(result: ClaudeHookInstall, as_json: bool, verb: str) -> None:
         click.echo(f"  command: {result.command}")
 
 
-COMMANDS: tuple[click.Command, ...] = (lessons, confirm)
+COMMANDS: tuple[click.Command, ...] = (lessons, confirm, unconfirm)
 HOOK_COMMANDS: tuple[click.Command, ...] = (claude_code_hooks, hook_serve, hook_stop)

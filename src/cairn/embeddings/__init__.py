@@ -26,6 +26,10 @@ EMBEDDERS = {
 }
 
 
+# What an unreachable Ollama falls back to (CAIRN_OLLAMA_FALLBACK; "none" fails instead).
+FALLBACKS = ("local", "local-fp32", "hashing")
+
+
 def make_embedder(settings: Settings) -> Embedder:
     """Build the embedder `settings.embedder` names; the local model caches under home/models."""
     name = settings.embedder.strip().lower()
@@ -42,10 +46,27 @@ def make_embedder(settings: Settings) -> Embedder:
 
         return HashingEmbedder()
     if name == "ollama":
-        from cairn.embeddings.ollama import OllamaEmbedder
-
-        return OllamaEmbedder(settings.ollama_url, settings.ollama_model)
+        return _ollama(settings)
     valid = ", ".join(EMBEDDERS)
     raise InvalidInput(
         f"unknown embedder {settings.embedder!r}; set CAIRN_EMBEDDER to one of: {valid}."
+    )
+
+
+def _ollama(settings: Settings) -> Embedder:
+    """Ollama, falling back to `settings.ollama_fallback` when the server cannot be reached."""
+    from cairn.embeddings.fallback import FallbackEmbedder
+    from cairn.embeddings.ollama import OllamaEmbedder
+
+    primary = OllamaEmbedder(settings.ollama_url, settings.ollama_model)
+    name = settings.ollama_fallback.strip().lower()
+    if name == "none":
+        return primary
+    if name not in FALLBACKS:
+        raise InvalidInput(
+            f"unknown Ollama fallback {settings.ollama_fallback!r}; set CAIRN_OLLAMA_FALLBACK to "
+            f"one of: {', '.join(FALLBACKS)}, or none to fail when Ollama is unreachable."
+        )
+    return FallbackEmbedder(
+        primary, lambda: make_embedder(settings.with_overrides(embedder=name)), name
     )

@@ -9,6 +9,9 @@ straight to the configured host, never through a third party.
 If `dimensions` is not given it is learned from the first response (or from a one-word probe
 when the identity is needed before any text was embedded); after that every response must keep
 that length, because vectors of different lengths cannot share a store.
+
+A server that cannot be reached at all raises `EmbedderUnreachable`; the factory wraps this
+embedder in `FallbackEmbedder`, so a write then goes on with the local model instead of failing.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from cairn.embeddings.base import MAX_EMBED_CHARS, Matrix, normalise_rows
-from cairn.errors import EmbedderUnavailable, InvalidInput
+from cairn.errors import EmbedderUnavailable, EmbedderUnreachable, InvalidInput
 
 # Texts per request: bounds the request size without one round trip per text.
 BATCH = 64
@@ -112,7 +115,7 @@ class OllamaEmbedder:
             raise EmbedderUnavailable(_http_error_message(exc, self._where(), self._model)) from exc
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise EmbedderUnavailable(
+            raise EmbedderUnreachable(
                 f"cannot reach Ollama at {self._url} ({reason}); check that it is running "
                 "(`ollama serve`) and that CAIRN_OLLAMA_URL points at it."
             ) from exc

@@ -9,7 +9,8 @@ settings.json` (project), as
 cairn adds one group per event, all running the same command (`cairn-hook claude-code`, which
 reads the event from the hook's JSON and asks the resident hook server, see
 `cairn.adapters.hook_client`): `PreToolUse` for the tools lessons read (file tools, Bash,
-search, WebFetch), `SessionStart` and `Stop`. Everything else in the file is kept as it was, in
+search, WebFetch), `SessionStart`, `Stop` and `SessionEnd` (the last two count the refs the
+agent named in its replies, from the transcript). Everything else in the file is kept as it was, in
 its order. A hook is cairn's when its command holds one of `HOOK_MARKS` (the older, slower
 `cairn lessons --hook claude-code` included, so installing over it upgrades it and uninstalling
 removes it); installing replaces cairn's hooks (so it is idempotent: a second install changes
@@ -36,7 +37,7 @@ from cairn.lessons.models import ClaudeHookInstall
 HOOK_MARK = "cairn-hook claude-code"
 HOOK_MARKS = (HOOK_MARK, "hook_client import main", "lessons --hook claude-code")
 CLIENT_CODE = "import sys; from cairn.adapters.hook_client import main; sys.exit(main())"
-EVENTS = ("PreToolUse", "SessionStart", "Stop")
+EVENTS = ("PreToolUse", "SessionStart", "Stop", "SessionEnd")
 TOOL_MATCHER = "Edit|MultiEdit|Write|NotebookEdit|Read|Bash|Grep|Glob|WebFetch"
 TIMEOUT_SECONDS = 10
 

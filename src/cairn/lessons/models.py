@@ -111,7 +111,9 @@ class LessonsResult:
 @dataclass(frozen=True, slots=True)
 class ConfirmResult:
     """What `confirm` did: `outcome` is `confirmation` (counted), `echo` (the writer itself:
-    not counted), `repeat` (this client already counted in this session or day) or `derived`."""
+    not counted), `repeat` (this client already counted in this session or day, or this person
+    already confirmed), `derived`, or `undone` (`unconfirm` took a person's confirmation back).
+    `integration` is who confirmed: the client, or `person` / `person:<name>`."""
 
     ref: str
     outcome: str

@@ -21,8 +21,14 @@ from typing import Any
 from cairn.code.citations import checkout_for, checkout_scope
 from cairn.code.tools import CodeTools
 from cairn.errors import InvalidInput
+from cairn.evidence import record_named_cites
 from cairn.lessons.calls import parse_call
-from cairn.lessons.confirm import confirm_memory
+from cairn.lessons.confirm import (
+    confirm_by_person,
+    confirm_memory,
+    person_integration,
+    unconfirm_by_person,
+)
 from cairn.lessons.locate import ToolCall, locate
 from cairn.lessons.models import (
     ConfirmResult,
@@ -37,7 +43,7 @@ from cairn.lessons.select import BUDGET_CHARS, given_key, render, select
 from cairn.lessons.start import STOP_REMINDER, start_brief
 from cairn.models import NewEvent
 from cairn.refs import parse_ref
-from cairn.scope import visible_scopes
+from cairn.scope import current_branch, visible_scopes
 from cairn.sessions.ledger import session_for_call
 from cairn.sessions.models import Session
 
@@ -94,16 +100,40 @@ class LessonTools(CodeTools):
         scope: str | None = None,
         cwd: str | Path | None = None,
         session_id: str | None = None,
+        person: str | None = None,
     ) -> ConfirmResult:
         """Say that a memory still holds (e.g. after a lesson asked about an edit of its cited
         lines). A confirmation by another client than the writer counts once per session
         (once a day outside sessions), lifts the memory and wakes it; the writer confirming
-        itself is an echo and does not count."""
+        itself is an echo and does not count.
+
+        With `person` (a name, or "" for an unnamed person) the person confirms, not this
+        client: it always counts, once per person until undone (`unconfirm`), and restores a
+        contradicted or resting memory."""
         memory_id = parse_ref(ref, kind="mem")
+        if person is not None:
+            who = person_integration(person)
+            visible = visible_scopes(self.scope_for(scope, cwd))
+            return confirm_by_person(self._ctx, memory_id, visible, who)
         key, session = self._lesson_session(session_id, scope, cwd)
         resolved = self.scope_for(scope or (session.scope if session else None), cwd)
         cairn_session = session.id if session is not None else None
         return confirm_memory(self._ctx, memory_id, visible_scopes(resolved), key, cairn_session)
+
+    def unconfirm(
+        self,
+        ref: str,
+        *,
+        person: str = "",
+        scope: str | None = None,
+        cwd: str | Path | None = None,
+    ) -> ConfirmResult:
+        """Take back a person's confirmation of a memory (the undo of `confirm(ref,
+        person=...)`): the count goes down and a memory it restored or woke rests again."""
+        memory_id = parse_ref(ref, kind="mem")
+        who = person_integration(person)
+        visible = visible_scopes(self.scope_for(scope, cwd))
+        return unconfirm_by_person(self._ctx, memory_id, visible, who)
 
     # mute rules ---------------------------------------------------------------------------
     def mute_lessons(
@@ -175,6 +205,29 @@ class LessonTools(CodeTools):
             return None
         self._ctx.store.mark_reminded(key, self._ctx.clock())
         return STOP_REMINDER
+
+    def cite_replies(
+        self,
+        text: str,
+        *,
+        session_id: str,
+        scope: str | None = None,
+        cwd: str | Path | None = None,
+    ) -> tuple[str, ...]:
+        """Count the memories the agent named (`mem_12`) in its own replies as cites, once per
+        session per ref (refs belong in `used`; one written in a reply still counts). Refs that
+        name no memory of the scope are ignored. Returns the refs counted now."""
+        if not isinstance(text, str):
+            raise InvalidInput("text is the agent's reply text, as a string.")
+        key, session = self._lesson_session(session_id, scope, cwd)
+        assert key is not None  # a session_id was given
+        resolved, checkout = self._where(scope or (session.scope if session else None), cwd)
+        branch = session.branch if session else (current_branch(checkout) if checkout else None)
+        counted = record_named_cites(self._ctx, text, scope=resolved, branch=branch,
+                                     session_id=key)  # fmt: skip
+        if counted:
+            self._event("reply_cites", resolved, {"refs": list(counted), "session": key})
+        return counted
 
     # helpers ------------------------------------------------------------------------------
     def _lesson_session(

@@ -3,8 +3,10 @@
 `commit` is refused while any retrieval of the session (its activation brief included) that
 returned something lacks feedback, and the refusal lists them. The check runs again inside the
 write transaction, so feedback racing a commit cannot slip past it, and two clients committing
-one session cannot both succeed. `end` closes a session without a procedure and without asking
-for feedback (an abandoned task); it still writes an episode, with outcome `unknown`.
+one session cannot both succeed. Refs the summary names (`mem_12`) count as cites, once per
+session, like refs an agent names in its replies (`cairn.evidence.record_named_cites`).
+`end` closes a session without a procedure and without asking for feedback (an abandoned
+task); it still writes an episode, with outcome `unknown`.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ from typing import Any
 
 from cairn.context import Context
 from cairn.errors import Conflict, InvalidInput
-from cairn.evidence import check_cites, record_cites
+from cairn.evidence import check_cites, record_cites, record_named_cites
 from cairn.models import NewEvent
 from cairn.refs import memory_ref
 from cairn.refusal import check_no_secrets
-from cairn.sessions.ledger import pending_retrievals, require_open
+from cairn.sessions.ledger import load_session, pending_retrievals, require_open
 from cairn.sessions.models import OUTCOMES, CommitResult, NewEpisode, Session
 from cairn.sessions.procedures import capture, check_procedure, record_uses
 
@@ -35,14 +37,18 @@ def commit(
     procedure: object = None,
     used: Sequence[str] | None = None,
 ) -> CommitResult:
-    session = require_open(ctx, session_id)
-    _refuse_pending(ctx, session)
+    # Every argument is checked before the session's state: a wrong argument is reported as
+    # such even when the session also has retrievals waiting for feedback.
     result = _check_outcome(outcome)
     text = _check_summary(summary)
-    cites = check_cites(ctx, _refs(used), session.scope)
+    refs = _refs(used)
+    session = load_session(ctx, session_id)
+    cites = check_cites(ctx, refs, session.scope)
     draft = None
     if procedure is not None:
         draft = check_procedure(procedure, session, text, max_bytes=ctx.settings.max_content_bytes)
+    session = require_open(ctx, session_id)
+    _refuse_pending(ctx, session)
     vector = ctx.embedder.embed_many([draft.text])[0] if draft is not None else None
     with ctx.store.transaction():
         session = require_open(ctx, session_id)
@@ -53,7 +59,10 @@ def commit(
             procedure_id = capture(ctx, session, draft, vector, result, text, now)
         record_uses(ctx, session, result, text, now)
         record_cites(ctx, cites, scope=session.scope, branch=session.branch, session_id=session.id)
-        cited = tuple(memory_ref(i) for i in cites)
+        # A ref named in the summary is a cite too, once per session (after `used`'s).
+        named = record_named_cites(ctx, text, scope=session.scope, branch=session.branch,
+                                   session_id=session.id, exclude=cites)  # fmt: skip
+        cited = tuple(memory_ref(i) for i in cites) + named
         episode_id = _close(
             ctx, session, "committed", result, text, procedure_id, now, {"used": list(cited)}
         )

@@ -17,7 +17,7 @@ from cairn.context import Context
 from cairn.errors import InvalidInput, InvalidRef, NotFound
 from cairn.models import NewEvent
 from cairn.refs import parse_ref, try_parse_ref
-from cairn.sessions.ledger import pending_retrievals, require_open
+from cairn.sessions.ledger import load_session, pending_retrievals, require_open
 from cairn.sessions.models import EFFECTS, Assessment, FeedbackResult, StoredAssessment
 
 MAX_ASSESSMENTS = 100
@@ -28,8 +28,10 @@ _KEYS = frozenset({*_REF_KEYS, "used", "effect"})
 def give_feedback(
     ctx: Context, session_id: str, retrieval_id: str, assessments: object
 ) -> FeedbackResult:
-    session = require_open(ctx, session_id)
+    # Arguments first, then what the store holds, then the session's state (closed).
     number = parse_ref(retrieval_id, kind="ret")
+    items = parse_assessments(assessments)
+    session = load_session(ctx, session_id)
     retrieval = ctx.store.get_retrieval(number)
     if retrieval is None or retrieval.session_id != session.id:
         known = [r.ref for r in ctx.store.session_retrievals(session.id)]
@@ -37,13 +39,13 @@ def give_feedback(
             f"{retrieval_id} is not a retrieval of session {session.id}; its retrievals are "
             f"{', '.join(known) or 'none yet'} (activate and recall return them)."
         )
-    items = parse_assessments(assessments)
     stray = [a.ref for a in items if a.ref not in retrieval.refs]
     if stray:
         raise InvalidRef(
             f"{retrieval.ref} did not return {', '.join(stray)}; assess only what it returned: "
             f"{', '.join(retrieval.refs) or 'nothing'}."
         )
+    require_open(ctx, session.id)
     now, store = ctx.clock(), ctx.store
     with store.transaction():
         require_open(ctx, session.id)  # again under the write lock: a commit may have won

@@ -43,10 +43,13 @@ def load_session(ctx: Context, session_id: object) -> Session:
     return found
 
 
-def require_open(ctx: Context, session_id: object, scope: str | None = None) -> Session:
-    """The named session, refused when it is closed or was opened for another scope."""
+def require_open(
+    ctx: Context, session_id: object, scope: str | None = None, *, closed_ok: bool = False
+) -> Session:
+    """The named session, refused when it is closed (unless `closed_ok`: a caller that checks
+    its other arguments first, then `require_open` again) or was opened for another scope."""
     session = load_session(ctx, session_id)
-    if not session.is_open:
+    if not session.is_open and not closed_ok:
         closed = f" at {session.closed_at:%Y-%m-%d %H:%M:%S}Z" if session.closed_at else ""
         raise Conflict(
             f"session {session.id} was already {session.status}{closed}; call activate to "
@@ -66,19 +69,26 @@ def session_for_call(
     scope: str | None,
     cwd: str | Path | None,
     default_cwd: Path,
+    *,
+    closed_ok: bool = False,
 ) -> Session:
     """The open session of a call; its scope must match the call's scope when one is given."""
     if scope is None and cwd is None:
-        return require_open(ctx, session_id)
-    return require_open(ctx, session_id, resolve_scope(scope, cwd, default_cwd=default_cwd))
+        return require_open(ctx, session_id, closed_ok=closed_ok)
+    resolved = resolve_scope(scope, cwd, default_cwd=default_cwd)
+    return require_open(ctx, session_id, resolved, closed_ok=closed_ok)
 
 
-def claim_scope(ctx: Context, args: Mapping[str, Any], default_cwd: Path) -> str:
+def claim_scope(
+    ctx: Context, args: Mapping[str, Any], default_cwd: Path, *, closed_ok: bool = False
+) -> str:
     """The scope a remember call writes to, checked against its session when it names one."""
     session_id = args.get("session_id")
     if session_id is None:
         return resolve_scope(args.get("scope"), args.get("cwd"), default_cwd=default_cwd)
-    return session_for_call(ctx, session_id, args.get("scope"), args.get("cwd"), default_cwd).scope
+    return session_for_call(
+        ctx, session_id, args.get("scope"), args.get("cwd"), default_cwd, closed_ok=closed_ok
+    ).scope
 
 
 def recall_session(

@@ -14,7 +14,7 @@ from typing import Any
 
 from cairn.models import RememberBatch, RememberResult
 from cairn.sessions import brief, commit, feedback, trace, typed
-from cairn.sessions.ledger import require_open, session_for_call
+from cairn.sessions.ledger import session_for_call
 from cairn.sessions.models import (
     Brief,
     CommitResult,
@@ -96,6 +96,7 @@ class SessionTools(ToolBase):
 
         Pins are not semantically indexed: remember what should be found days later.
         """
+        trace.check_note(self._ctx, note, "note")  # the argument before any session's state
         session = None
         if session_id is not None:
             session = session_for_call(self._ctx, session_id, scope, cwd, self._default_cwd())
@@ -106,8 +107,7 @@ class SessionTools(ToolBase):
         self, session_id: str, text: str, used: Sequence[str] | None = None
     ) -> TraceWrite:
         """A progress line on the session's trace; `used` memories each count a cite."""
-        session = require_open(self._ctx, session_id)
-        return trace.log_progress(self._ctx, session, text, used)
+        return trace.log_progress(self._ctx, session_id, text, used)
 
     def episodes(
         self,
@@ -156,7 +156,7 @@ class SessionTools(ToolBase):
             "cwd": str(cwd) if cwd is not None else None,
             "session_id": session_id,
         }
-        return typed.remember_typed(
+        result = typed.remember_typed(
             self._ctx,
             self._default_cwd(),
             content=content,
@@ -166,3 +166,5 @@ class SessionTools(ToolBase):
             fields=fields,
             dedup=dedup,
         )
+        self._wrote()
+        return result

@@ -20,6 +20,7 @@ from cairn.evidence import check_cites, record_cites
 from cairn.models import Event, NewEvent
 from cairn.refs import event_ref, memory_ref
 from cairn.refusal import check_content, check_no_secrets
+from cairn.sessions.ledger import load_session, require_open
 from cairn.sessions.models import (
     EpisodesResult,
     HistoryResult,
@@ -35,23 +36,25 @@ _MIN_LINE = 22  # "YYYY-MM-DD HH:MM:SS k:" is the shortest line there can be
 
 
 def pin(ctx: Context, note: str, scope: str, session: Session | None) -> TraceWrite:
-    note = _note(ctx, note, "note")
+    note = check_note(ctx, note, "note")
     return _append(ctx, "pin", scope, session, {"note": note})
 
 
 def log_progress(
-    ctx: Context, session: Session, text: str, used: Sequence[str] | None
+    ctx: Context, session_id: str, text: str, used: Sequence[str] | None
 ) -> TraceWrite:
-    text = _note(ctx, text, "text")
+    text = check_note(ctx, text, "text")
     refs = list(used or ())
+    session = load_session(ctx, session_id)
     cites = check_cites(ctx, refs, session.scope)
+    session = require_open(ctx, session_id)  # the arguments first, then the session's state
     with ctx.store.transaction():
         written = _append(ctx, "progress", session.scope, session, {"text": text, "used": refs})
         record_cites(ctx, cites, scope=session.scope, branch=session.branch, session_id=session.id)
     return written
 
 
-def _note(ctx: Context, value: object, name: str) -> str:
+def check_note(ctx: Context, value: object, name: str) -> str:
     if not isinstance(value, str):
         raise InvalidInput(f"{name} must be text.")
     check_content(value, max_bytes=ctx.settings.max_content_bytes)

@@ -192,6 +192,16 @@ class CodeRows:
                 (memory_id, scope, branch, session_id, integration, as_utc(at)),
             )
 
+    def cited_in_session(self, session_id: str) -> list[int]:
+        """The memories cited in a session (a cairn session or an agent's), each once."""
+        with self._db.connection() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT memory_id FROM cites WHERE session_id = %(session)s"
+                " ORDER BY memory_id",
+                {"session": session_id},
+            ).fetchall()
+        return [int(row[0]) for row in rows]
+
     def cited_on_branch(self, scope: str, branch: str) -> list[int]:
         with self._db.connection() as conn:
             rows = conn.execute(

@@ -118,6 +118,10 @@ class PostgresStore(
         """(problems, notes on what could not be checked); see `integrity.py`."""
         return integrity.integrity_problems(self._db)
 
+    def maintain(self) -> None:
+        with self._db.connection() as conn:
+            conn.execute("ANALYZE")
+
     def transaction(self) -> AbstractContextManager[None]:
         return self._tx()
 

@@ -179,6 +179,14 @@ class CodeRows:
                 (memory_id, scope, branch, session_id, integration, to_micros(at)),
             )
 
+    def cited_in_session(self, session_id: str) -> list[int]:
+        """The memories cited in a session (a cairn session or an agent's), each once."""
+        rows = self._db.get().execute(
+            "SELECT DISTINCT memory_id FROM cites WHERE session_id = ? ORDER BY memory_id",
+            (session_id,),
+        )
+        return [int(row[0]) for row in rows.fetchall()]
+
     def cited_on_branch(self, scope: str, branch: str) -> list[int]:
         rows = self._db.get().execute(
             "SELECT DISTINCT memory_id FROM cites WHERE (scope = ? AND branch = ?) "

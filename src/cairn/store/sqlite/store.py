@@ -89,6 +89,11 @@ class SqliteStore(
     def transaction(self) -> AbstractContextManager[None]:
         return self._tx()
 
+    def maintain(self) -> None:
+        with self._db.transaction() as conn:
+            conn.execute("INSERT INTO lexical (lexical) VALUES ('optimize')")
+        self._db.get().execute("PRAGMA optimize")
+
     @contextmanager
     def _tx(self) -> Iterator[None]:
         with self._db.transaction():
