@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from cairn import Cairn
+from cairn.adapters import mcp_render
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
 from clocks import FakeClock
@@ -57,6 +58,10 @@ def test_stale_memories_rank_by_keywords_and_are_named(
         assert index["fresh"] is False
         assert index["needs_reindex"]["count"] == len(NOTES)
         assert index["needs_reindex"]["refs"] == refs
+        assert notice.message in mcp_render.recall(answer)
+        mem.purge(refs[-1], scope=SCOPE)  # nothing left to embed
+        assert mem.stats(scope=SCOPE)["index"]["needs_reindex"]["count"] == len(NOTES) - 1
+        assert mem.stats(scope="project:other")["index"]["needs_reindex"]["count"] == 0
 
 
 def test_reindex_runs_in_resumable_batches(
@@ -102,6 +107,10 @@ def test_cli_reindex_shows_progress_and_resumes(
     monkeypatch.setenv("CAIRN_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CAIRN_EMBEDDER", "hashing")
     runner = CliRunner()
+    recall = runner.invoke(main, ["--store", location, "recall", "billing worker retries webhooks",
+                                  "--scope", SCOPE])  # fmt: skip
+    assert recall.exit_code == 0 and "stale-vector" in recall.stdout
+    assert "cairn reindex" in recall.stderr
     once = runner.invoke(
         main, ["--store", location, "reindex", "--batch", "2", "--max-batches", "1"]
     )

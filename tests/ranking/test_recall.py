@@ -283,3 +283,22 @@ def test_a_named_date_lifts_what_happened_then(mem: Cairn, clock: FakeClock) -> 
     assert parts[march.memory_id]["date"] == RECIPE.date_lift  # type: ignore[index]
     assert parts[july.memory_id]["date"] == 1.0  # type: ignore[index]
     assert hits[0].ref == march.memory_id
+
+
+def test_no_score_is_ever_shown_negative(mem: Cairn) -> None:
+    fill(mem, 10)
+    uncut = mem.recall("zebra quantum marmalade", scope=SCOPE, cut=False, explain=True).hits
+    below = [h for h in uncut if (h.explain or {})["fused"] < 0.0]
+    assert below, "the unrelated question meets memories of negative cosine"
+    assert all(h.score == 0.0 for h in below) and all(h.score >= 0.0 for h in uncut)
+    nearest = mem.query("zebra quantum marmalade", scope=SCOPE)
+    assert nearest and all(h.score >= 0.0 for h in nearest)
+
+
+@pytest.mark.parametrize("raw", [-0.0011, -1.0, float("nan")])
+def test_a_hit_clamps_its_displayed_score(raw: float) -> None:
+    from cairn.models import Hit
+
+    hit = Hit("mem_1", "memory", "s", raw, False, None, "unchecked", None)
+    assert hit.score == 0.0
+    assert Hit("mem_1", "memory", "s", 0.25, False, None, "unchecked", None).score == 0.25
