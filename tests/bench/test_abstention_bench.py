@@ -72,6 +72,8 @@ def test_bench_reports_each_size(data: Path, tmp_path: Path) -> None:
     fit = leave_one_out(outcomes, gates()[::97])
     assert [row["size"] for row in fit["held_out"]] == [1, 3]
     assert set(fit["chosen_per_fold"]) == {"1", "2"}
+    assert [row["size"] for row in fit["all_stale_held_out"]] == [1, 3]
+    assert 0.0 < fit["stale_min_coverage_on_all"] <= 1.0
 
 
 def test_sizes_larger_than_a_conversation_borrow_other_turns(data: Path, tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ from cairn.core import Cairn
 from cairn.embeddings import make_embedder
 from cairn.embeddings.base import Embedder, Matrix
 from cairn.errors import InvalidInput
-from cairn.ranking.fusion import RECIPE
+from cairn.ranking.fusion import RECIPE, max_normalise
 from cairn.ranking.recall import RecallQuery, candidates, rerank_pool
 from cairn.scope import visible_scopes
 from cairn.store.base import MemoryFilter
@@ -83,6 +83,9 @@ class Outcome:
     absent: bool
     empty: bool
     candidates: list[dict[str, Any]] = field(default_factory=list)
+    # The query terms held by each keyword match that would survive the relative cut if no
+    # vector were the current embedder's (every memory then ranks by keywords alone).
+    keyword_held: list[list[str]] = field(default_factory=list)
     terms: dict[str, int] = field(default_factory=dict)  # document frequency of each term
     doc_count: int = 0
 
@@ -193,6 +196,11 @@ def _record_features(mem: Cairn, scope: str, text: str, outcome: Outcome) -> Non
     filt = MemoryFilter(scopes=visible_scopes(scope))
     phrasing = candidates(ctx, text, filt, ctx.clock())
     query = RecallQuery(text, filt, 8)
+    lexical = max_normalise(phrasing.lexical.scores)
+    by_keywords = sorted(lexical, key=lambda i: -lexical[i])[: rerank_pool(query.limit)]
+    outcome.keyword_held = [
+        sorted(phrasing.lexical.held(i)) for i in by_keywords if lexical[i] >= RECIPE.cut_ratio
+    ]
     order = sorted(phrasing.fused, key=lambda i: -phrasing.score(i))[: rerank_pool(query.limit)]
     if not order:
         return

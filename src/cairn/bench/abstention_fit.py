@@ -29,6 +29,7 @@ MIN_COSINES = [round(0.10 + 0.025 * i, 3) for i in range(13)]
 MIN_COVERAGES = [round(0.3 + 0.1 * i, 2) for i in range(8)]
 IDF_MIN_DOCS = [1, 50, 200]
 PER_DECADE = [0.0, 0.02, 0.04, 0.06, 0.08]
+STALE_MIN_COVERAGES = [round(0.1 + 0.05 * i, 2) for i in range(11)]
 
 Flags = npt.NDArray[np.bool_]
 
@@ -55,6 +56,20 @@ class Replay:
             ]
             self._coverage[min_docs] = np.array(values, dtype=np.float64)
         return self._coverage[min_docs]
+
+    def answered_stale(self, gate: Gate) -> Flags:
+        """Per outcome: whether a keyword match would pass if no vector were the current
+        embedder's (the gate then reads coverage alone, cairn.ranking.gate.passes)."""
+        return np.array(
+            [
+                any(
+                    held and _coverage(o, held, gate.idf_min_docs) >= gate.stale_min_coverage
+                    for held in o.keyword_held
+                )
+                for o in self.outcomes
+            ],
+            dtype=bool,
+        )
 
     def answered(self, gate: Gate) -> Flags:
         """Per outcome: whether any recorded candidate passes `gate`."""
@@ -117,16 +132,23 @@ def _groups(outcomes: Sequence[Outcome], mask: Flags) -> list[tuple[int, Flags, 
     ]
 
 
-def choose(outcomes: Sequence[Outcome], table: Flags, mask: Flags, grid: Sequence[Gate]) -> Gate:
+def choose(
+    outcomes: Sequence[Outcome],
+    table: Flags,
+    mask: Flags,
+    grid: Sequence[Gate],
+    miss_target: float = TARGET_ANSWERABLE_MISS,
+) -> Gate:
     """The gate with the fewest errors among those meeting the targets at every size (or, if
-    none does, the one missing them by the least). `table[g, n]`: gate g answers outcome n."""
+    none does, the one missing them by the least). `table[g, n]`: gate g answers outcome n.
+    `miss_target` 1.0 holds only the absent-topic target (keywords alone cannot meet both)."""
     violation = np.zeros(len(grid))
     errors = np.zeros(len(grid))
     for _, absent, answerable in _groups(outcomes, mask):
         empty = 1.0 - table[:, absent].mean(axis=1) if absent.any() else np.ones(len(grid))
         miss = 1.0 - table[:, answerable].mean(axis=1) if answerable.any() else np.zeros(len(grid))
         short = np.maximum(0.0, TARGET_ABSENT_EMPTY - empty)
-        violation = np.maximum(violation, short + np.maximum(0.0, miss - TARGET_ANSWERABLE_MISS))
+        violation = np.maximum(violation, short + np.maximum(0.0, miss - miss_target))
         errors += (1.0 - empty) + miss
     best = int(np.lexsort((errors, violation))[0])
     return grid[best]
@@ -150,12 +172,25 @@ def leave_one_out(
         held_out[test] = replay.answered(gate)[test]
     everything = np.ones(len(outcomes), dtype=bool)
     final = choose(outcomes, table, everything, grid)
+    stale_grid = [replace(final, stale_min_coverage=floor) for floor in STALE_MIN_COVERAGES]
+    stale_table = np.stack([replay.answered_stale(gate) for gate in stale_grid])
+    stale_held_out = np.zeros(len(outcomes), dtype=bool)
+    for name in names:
+        gate = choose(outcomes, stale_table, conversation != name, stale_grid, miss_target=1.0)
+        chosen[name]["stale_min_coverage"] = gate.stale_min_coverage
+        test = conversation == name
+        stale_held_out[test] = replay.answered_stale(gate)[test]
+    stale_final = choose(outcomes, stale_table, everything, stale_grid, miss_target=1.0)
     return {
         "held_out": _table(rates(outcomes, held_out, everything)),
         "chosen_per_fold": chosen,
         "chosen_on_all": asdict(final),
         "in_sample": _table(rates(outcomes, replay.answered(final), everything)),
         "current_gate": _table(rates(outcomes, replay.answered(GATE), everything)),
+        # In a store whose every vector awaits `cairn reindex`: the floor on coverage alone.
+        "stale_min_coverage_on_all": stale_final.stale_min_coverage,
+        "all_stale_held_out": _table(rates(outcomes, stale_held_out, everything)),
+        "all_stale_current_gate": _table(rates(outcomes, replay.answered_stale(GATE), everything)),
     }
 
 
