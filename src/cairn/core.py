@@ -33,7 +33,7 @@ from cairn.models import (
     RecallResult,
     RememberResult,
 )
-from cairn.ranking.recall import RecallQuery, Scored, retrieve
+from cairn.ranking.recall import RecallQuery, Scored, retrieve_noting
 from cairn.remember import build_claim, embed_claims, remember_batch, store_claim, validate_type
 from cairn.retrieval_tools import RetrievalTools, check_kind, memory_budget, with_pages
 from cairn.scope import visible_scopes
@@ -41,7 +41,7 @@ from cairn.sessions.enrich import check_evidence_mode, complete
 from cairn.sessions.ledger import check_context, context_cue, recall_session, record_retrieval
 from cairn.sessions.models import Session
 from cairn.sessions.tools import SessionTools
-from cairn.stats import store_stats
+from cairn.stats import reindex_notice, store_stats
 from cairn.store import MemoryFilter, Store, open_store
 from cairn.tags import normalise_tags
 from cairn.timeutil import Clock, parse_when, system_clock
@@ -220,8 +220,12 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         adds source text. `session_id` names an open session of this scope: `task_context`
         facts merge into it and steer retrieval; the `retrieval_id` needs feedback to `commit`.
         Each hit's `citation` is checked in the caller's checkout, then the project folder;
-        `include_resting` adds resting memories (ranked lower); a query about the checked-out
-        branch (naming it, or asking what is open) gets the branch brief first.
+        Resting memories (idle 30 days, or contradicted twice) are found too, ranked lower and
+        marked `resting` (`include_resting` is accepted for older callers and changes nothing).
+        A hit whose vector another embedder wrote is ranked by keywords and marked
+        `stale_vector`; `needs_reindex` then names the memories `cairn reindex` would re-embed.
+        A query about the checked-out branch (naming it, or asking what is open) gets the
+        branch brief first.
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is blank; say what you are looking for.")
@@ -230,7 +234,7 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         moment = parse_when(as_of, field="as_of", end_of_day=True) if as_of else None
         count, phrasings, kind = _check_limit(limit), _check_also(also), check_kind(kind)
         check_context(task_context)
-        filt = _recall_filter(moment, types, tags, since, until, include_resting)
+        filt = _recall_filter(moment, types, tags, since, until)
         session, resolved, context = recall_session(
             self._ctx, session_id, scope, cwd, task_context, self._default_cwd()
         )
@@ -246,7 +250,7 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         request = replace(request, limit=memory_budget(kind, request.limit, len(page_hits)))
         if moment is None:
             self._rest_idle(resolved)
-        ranked = retrieve(self._ctx, request) if request.limit else []
+        ranked, stale = retrieve_noting(self._ctx, request) if request.limit else ([], False)
         ranked, conflicts = newer_first(self._ctx, ranked, request.filt, request.limit)
         cited = self._citation_checker(resolved, cwd, [s.memory for s in ranked])
         hit = partial(_hit, explain=explain, citation=cited, conflicts=conflicts)
@@ -257,6 +261,9 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         result = with_pages(
             done.result(f"ret_{event_id}", request, resolved, session), page_hits, kind, limit
         )
+        if stale:
+            notice = reindex_notice(self.store, request.filt.scopes, self._ctx.embedder.identity)
+            result = replace(result, needs_reindex=notice)
         return self._with_brief(result, cwd) if moment is None else result
 
     def _record_recall(
@@ -379,7 +386,6 @@ def _recall_filter(
     tags: Sequence[str] | None,
     since: str | datetime | None,
     until: str | datetime | None,
-    include_resting: bool,
 ) -> MemoryFilter:
     """What a recall may return, from its validated arguments (the scopes come later)."""
     return MemoryFilter(
@@ -389,7 +395,8 @@ def _recall_filter(
         tags=normalise_tags(tags) if tags else None,
         since=parse_when(since, field="since", end_of_day=False) if since else None,
         until=parse_when(until, field="until", end_of_day=True) if until else None,
-        statuses=("active", "resting") if include_resting else ("active",),
+        # Resting memories are always candidates, ranked lower (DESIGN §3.6).
+        statuses=("active", "resting"),
     )
 
 
@@ -430,4 +437,6 @@ def _hit(
         occurred_at=memory.occurred_at,
         explain=dict(scored.parts) if explain else None,
         conflicts_with=(conflicts or {}).get(memory.id, ()),
+        resting=memory.status == "resting",
+        stale_vector=scored.stale,
     )

@@ -1,8 +1,8 @@
 """The lifecycle of a memory: evidence by tool, acts, contradiction rules and resting.
 
-Statuses (DESIGN §3.6). A memory leaves the default recall — `resting`, still stored, found by
-ref or with `include_resting` — in two ways, and the reason is kept in `evidence["rest"]` so
-the right thing brings it back:
+Statuses (DESIGN §3.6). A memory comes to rest — `resting`: still found by recall, ranked lower
+(×0.5) and marked `resting`, but never given as a lesson or shown in a brief — in two ways, and
+the reason is kept in `evidence["rest"]` so the right thing brings it back:
 
 - `contradicted`: contradicted at least twice (reverts, discards) with no confirmation, unless
   pinned. A confirmation restores it; so does undoing enough of the contradicting acts.

@@ -208,6 +208,14 @@ class Hit:
     # Current memories this one may update or be updated by (near-duplicates that differ in
     # values): the agent should not read either without the other.
     conflicts_with: tuple[str, ...] = ()
+    resting: bool = False  # idle or contradicted twice: still found, ranked lower
+    stale_vector: bool = False  # its vector is another embedder's: ranked by keywords only
+
+    def __post_init__(self) -> None:
+        # A displayed score is never negative: a cosine below zero means "unrelated", which a
+        # score of 0 says without suggesting the memory counts against the query.
+        if not self.score >= 0.0:
+            object.__setattr__(self, "score", 0.0)
 
     @property
     def memory_id(self) -> str:
@@ -282,6 +290,19 @@ class ProcedureHit:
     score: float = 0.0
     explain: Mapping[str, float] | None = None
 
+    def __post_init__(self) -> None:
+        if not self.score >= 0.0:  # never shown negative, like a memory hit's score
+            object.__setattr__(self, "score", 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class ReindexNotice:
+    """Memories embedded by another model than the current one: `cairn reindex` re-embeds them."""
+
+    count: int
+    refs: tuple[str, ...]
+    message: str
+
 
 @dataclass(frozen=True, slots=True)
 class RecallResult:
@@ -295,6 +316,9 @@ class RecallResult:
     evidence_mode: str = "references"
     evidence_truncated: bool = False
     session_id: str | None = None
+    # Memories whose vector another embedder wrote, waiting for `cairn reindex` (count, first
+    # refs); set only when this recall met one of them among its candidates.
+    needs_reindex: ReindexNotice | None = None
 
     @property
     def memories(self) -> tuple[Hit, ...]:

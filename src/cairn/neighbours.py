@@ -100,3 +100,15 @@ def _split(window: Sequence[int], memory_id: int) -> tuple[list[int], list[int]]
     before = list(window[:position])[-RECIPE.window_before :] if RECIPE.window_before else []
     after = list(window[position + 1 :])[: RECIPE.window_after]
     return before, after
+
+
+def after_reembed(store: Store, memory_ids: Sequence[int], identity: str) -> None:
+    """Rebuild the windows around memories that just got a vector from the current embedder.
+
+    Their neighbours' windows change too (they now see the new vectors), so the whole reach
+    around each memory is refreshed; a neighbour still waiting for its own vector keeps its
+    place and is refreshed again when its batch comes."""
+    windows = store.session_windows(memory_ids, _REACH)
+    affected = sorted({other for window in windows.values() for other in window})
+    if affected:
+        refresh(store, affected, [identity])

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from cairn import pages
 from cairn.code.tools import CodeTools
 from cairn.errors import InvalidInput
 from cairn.models import Hit, RecallResult
+from cairn.reindex import DEFAULT_BATCH, ReindexReport, reindex
 from cairn.scope import visible_scopes
 from cairn.stats import page_stats
 from cairn.store.base import MemoryFilter
@@ -91,6 +93,21 @@ class RetrievalTools(CodeTools):
             for memory_id, similarity in nearest
             if (memory := memories.get(memory_id)) is not None
         ]
+
+    def reindex(
+        self,
+        *,
+        batch: int = DEFAULT_BATCH,
+        max_batches: int | None = None,
+        on_start: Callable[[int], None] | None = None,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> ReindexReport:
+        """Re-embed, with the current embedder, every memory whose vector another embedder
+        wrote (or that has none), `batch` memories per committed transaction: a run stopped
+        midway loses nothing and the next run continues. `max_batches` stops early."""
+        return reindex(
+            self._ctx, batch=batch, max_batches=max_batches, on_start=on_start, on_batch=on_batch
+        )
 
     def _page_hits(
         self, kind: str, scope: str, cwd: str | Path | None, text: str, limit: int

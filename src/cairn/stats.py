@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cairn.models import ReindexNotice
 from cairn.page_source import IGNORED, REASONS
 from cairn.store.base import Store
 
@@ -84,14 +85,27 @@ def recall_rates(store: Store, scopes: tuple[str, ...] | None) -> dict[str, Any]
     }
 
 
-def index_freshness(store: Store, scopes: tuple[str, ...] | None) -> dict[str, Any]:
-    """Whether every current memory is indexed (vector and lexical) under one embedder."""
-    health = store.index_health(list(scopes) if scopes is not None else None)
-    health["fresh"] = (
+STALE_REFS_SHOWN = 5
+
+
+def index_freshness(
+    store: Store, scopes: tuple[str, ...] | None, identity: str | None = None
+) -> dict[str, Any]:
+    """Whether every current memory is indexed (vector and lexical) under one embedder; with
+    the current embedder's `identity`, also which memories wait for `cairn reindex`."""
+    scope_list = list(scopes) if scopes is not None else None
+    health = store.index_health(scope_list)
+    fresh = (
         health["without_vector"] == 0
         and health["without_lexical"] == 0
         and len(health["vector_identities"]) <= 1
     )
+    if identity is not None:
+        waiting = reindex_waiting(store, scope_list, identity)
+        health["embedder"] = identity
+        health["needs_reindex"] = waiting
+        fresh = fresh and waiting["count"] == 0
+    health["fresh"] = fresh
     return health
 
 
@@ -139,5 +153,28 @@ def page_lines(pages: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
+def reindex_waiting(store: Store, scopes: list[str] | None, identity: str) -> dict[str, Any]:
+    """How many memories another embedder wrote (or none did), their first refs, and the fix."""
+    count, ids = store.stale_vectors(scopes, identity, STALE_REFS_SHOWN)
+    return {
+        "count": count,
+        "refs": [f"mem_{memory_id}" for memory_id in ids],
+        "fix": "run `cairn reindex` to embed them with the current embedder" if count else None,
+    }
+
+
 def _rate(part: int, whole: int) -> float | None:
     return None if whole == 0 else round(part / whole, 4)
+
+
+def reindex_notice(store: Store, scopes: Sequence[str], identity: str) -> ReindexNotice | None:
+    """The recall notice naming the memories `cairn reindex` would re-embed, if any."""
+    waiting = reindex_waiting(store, list(scopes), identity)
+    if not waiting["count"]:
+        return None
+    return ReindexNotice(
+        waiting["count"],
+        tuple(waiting["refs"]),
+        f"{waiting['count']} memories were embedded by another embedder than {identity} and "
+        "are ranked by keywords only; run `cairn reindex`.",
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from cairn import Cairn
+from cairn.adapters.mcp_render import hit_line
 
 SCOPE = "project:example/lifecycle"
 
@@ -18,11 +19,12 @@ def test_an_uncited_memory_rests_after_thirty_days(mem: Cairn, clock: Any) -> No
     clock.advance(days=29)
     assert ref in mem.recall("nightly job logs", scope=SCOPE).refs
     clock.advance(days=2)
-    assert mem.recall("nightly job logs", scope=SCOPE).refs == []
+    found = mem.recall("nightly job logs", scope=SCOPE, explain=True)
     record = mem.get_memory([ref], scope=SCOPE).records[0]
     assert record.memory.status == "resting" and record.memory.evidence["rest"] == "idle"
-    found = mem.recall("nightly job logs", scope=SCOPE, include_resting=True)
-    assert found.refs == [ref]
+    assert found.refs == [ref] and found.hits[0].resting  # still found, marked resting
+    assert (found.hits[0].explain or {})["resting"] == 0.5
+    assert mem.get_memory([ref], scope=SCOPE).records[0].memory.status == "resting"
     assert any(e.kind == "rest" and e.memory_id == int(ref[4:]) for e in mem.store.iter_events())
 
 
@@ -74,3 +76,22 @@ def test_decay_lowers_old_episodic_memories_in_the_ranking(mem: Cairn, clock: An
     assert parts[task] is not None and parts[fact] is not None
     assert parts[task]["lifecycle"] < 0.85 < parts[fact]["lifecycle"]
     assert result.refs.index(fact) < result.refs.index(task)
+
+
+def test_a_resting_memory_ranks_below_an_active_one_and_stays_out_of_briefs(
+    mem: Cairn, clock: Any
+) -> None:
+    old = mem.remember("The nightly job rotates the logs at midnight", type="constraint",
+                       scope=SCOPE).memory_id  # fmt: skip
+    clock.advance(days=31)
+    mem.recall("anything", scope=SCOPE)  # the sweep rests the idle memory
+    assert status(mem, old) == "resting"
+    new = mem.remember("The nightly job rotates the logs at two", type="constraint",
+                       scope=SCOPE, dedup=False).memory_id  # fmt: skip
+    hits = mem.recall("nightly job rotates logs", scope=SCOPE, cut=False).hits
+    assert [h.ref for h in hits] == [new, old]
+    assert [h.resting for h in hits] == [False, True] and hits[1].score < hits[0].score
+    cli_line = hit_line(hits[1])
+    assert " resting" in cli_line
+    brief = mem.activate("rotate the nightly job logs", scope=SCOPE)
+    assert old not in brief.refs and new in brief.refs

@@ -16,7 +16,7 @@ def test_recall_rates_from_recalls_cites_and_feedback(mem: Cairn) -> None:
     mem.recall("where is the kettle", scope=SCOPE)
     mem.recall("zebra quantum marmalade", scope=SCOPE, types=["task"])  # finds nothing
     mem.remember("Bought a new kettle", type="fact", scope=SCOPE, used=[tea])
-    session = mem.activate("Make tea", scope=SCOPE)
+    session = mem.activate("Make tea with the office kettle", scope=SCOPE)
     unused = [{"ref": r, "used": False, "effect": "unknown"} for r in session.refs]
     mem.feedback(session.session_id, session.retrieval_id, unused)
     found = mem.recall("kettle kitchen", session_id=session.session_id)

@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 from cairn.ranking.fusion import (
     RECIPE,
     blend_dense,
-    covers_query,
     fuse_scores,
     max_normalise,
     neighbour_context,
@@ -77,13 +76,6 @@ def test_relative_cut_keeps_the_best_and_near_ties() -> None:
     assert [key for key, _ in cut] == ["a", "b"]
     assert relative_cut([], 0.7) == []
     assert relative_cut([("only", 0.0)], 0.7) == [("only", 0.0)]
-
-
-def test_covers_query_needs_closeness_or_keyword_coverage() -> None:
-    kw = {"min_cosine": RECIPE.min_cosine, "min_coverage": RECIPE.min_coverage}
-    assert covers_query(0.5, 0.0, **kw)
-    assert covers_query(0.1, 1.0, **kw)
-    assert not covers_query(0.2, 0.3, **kw)
 
 
 def test_ranked_is_deterministic_on_ties() -> None:

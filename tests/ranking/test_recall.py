@@ -9,6 +9,7 @@ import pytest
 
 from cairn import Cairn
 from cairn.ranking.fusion import RECIPE
+from cairn.ranking.gate import GATE
 from cairn.ranking.signals import RECENCY_GAIN
 from clocks import FakeClock
 
@@ -165,7 +166,7 @@ def test_relative_cut_keeps_the_best_and_near_ties(mem: Cairn) -> None:
 
 
 def test_unanswerable_question_gets_nothing_in_a_large_scope(mem: Cairn) -> None:
-    fill(mem, RECIPE.gate_min_scope_size)
+    fill(mem, 50)
     answer = mem.recall("What is the boiling point of mercury?", scope=SCOPE, kind="memories")
     assert answer.hits == ()
     found = mem.recall("how many requests does the rate limiter allow", scope=SCOPE)
@@ -175,14 +176,24 @@ def test_unanswerable_question_gets_nothing_in_a_large_scope(mem: Cairn) -> None
     assert len(uncut.hits) == 8 and not any(h.weak for h in uncut.hits)
 
 
-def test_small_scopes_keep_the_best_match_but_mark_it_weak(mem: Cairn) -> None:
-    fill(mem, 10)
-    hits = mem.recall("What is the boiling point of mercury?", scope=SCOPE).hits
-    assert len(hits) >= 1 and hits[0].weak
+@pytest.mark.parametrize("size", [1, 2, 10, 28])
+def test_small_scopes_return_nothing_for_an_unrelated_question(mem: Cairn, size: int) -> None:
+    fill(mem, size)
+    for question in ("What is the boiling point of mercury?", "what is the weather on mars"):
+        assert mem.recall(question, scope=SCOPE, kind="memories").hits == ()
+    found = mem.recall("how many requests does the rate limiter allow", scope=SCOPE).hits
+    if size > FILLER.index(next(f for f in FILLER if "rate limiter" in f)):
+        assert found and "rate limiter" in found[0].summary
+
+
+def test_a_single_memory_is_found_by_a_matching_question(mem: Cairn) -> None:
+    ref = mem.remember("Tests never touch the network.", type="constraint", scope=SCOPE)
+    assert mem.recall("what is the weather on mars", scope=SCOPE).hits == ()
+    assert mem.recall("do tests touch the network?", scope=SCOPE).refs == [ref.memory_id]
 
 
 def test_barely_passing_hits_are_weak(mem: Cairn) -> None:
-    fill(mem, RECIPE.gate_min_scope_size)
+    fill(mem, 50)
     thin = mem.remember(
         "Somebody mentioned a quokka and a narwhal once, between lunch orders, parking passes, "
         "printer toner, the holiday rota, desk moves, coffee beans and the fire drill schedule.",
@@ -199,7 +210,7 @@ def test_barely_passing_hits_are_weak(mem: Cairn) -> None:
     assert hits[0].ref == strong.memory_id and not hits[0].weak
     for hit in hits:
         parts = hit.explain or {}
-        barely = parts["cosine"] < RECIPE.weak_cosine and parts["coverage"] < RECIPE.weak_coverage
+        barely = parts["cosine"] < GATE.weak_cosine and parts["coverage"] < GATE.weak_coverage
         assert hit.weak == barely
 
 
@@ -215,7 +226,7 @@ def test_also_finds_what_the_first_phrasing_misses(mem: Cairn) -> None:
 
 
 def test_filters_and_as_of_apply_with_the_whole_pipeline(mem: Cairn, clock: FakeClock) -> None:
-    fill(mem, RECIPE.gate_min_scope_size)
+    fill(mem, 50)
     old = mem.remember(
         "Backups run at midnight UTC.",
         type="fact",
@@ -272,3 +283,22 @@ def test_a_named_date_lifts_what_happened_then(mem: Cairn, clock: FakeClock) -> 
     assert parts[march.memory_id]["date"] == RECIPE.date_lift  # type: ignore[index]
     assert parts[july.memory_id]["date"] == 1.0  # type: ignore[index]
     assert hits[0].ref == march.memory_id
+
+
+def test_no_score_is_ever_shown_negative(mem: Cairn) -> None:
+    fill(mem, 10)
+    uncut = mem.recall("zebra quantum marmalade", scope=SCOPE, cut=False, explain=True).hits
+    below = [h for h in uncut if (h.explain or {})["fused"] < 0.0]
+    assert below, "the unrelated question meets memories of negative cosine"
+    assert all(h.score == 0.0 for h in below) and all(h.score >= 0.0 for h in uncut)
+    nearest = mem.query("zebra quantum marmalade", scope=SCOPE)
+    assert nearest and all(h.score >= 0.0 for h in nearest)
+
+
+@pytest.mark.parametrize("raw", [-0.0011, -1.0, float("nan")])
+def test_a_hit_clamps_its_displayed_score(raw: float) -> None:
+    from cairn.models import Hit
+
+    hit = Hit("mem_1", "memory", "s", raw, False, None, "unchecked", None)
+    assert hit.score == 0.0
+    assert Hit("mem_1", "memory", "s", 0.25, False, None, "unchecked", None).score == 0.25

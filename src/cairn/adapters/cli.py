@@ -187,7 +187,9 @@ def remember(ctx: click.Context, /, content: str, mtype: str, **opts: Any) -> No
 @click.option("--until", help="Only memories that occurred on or before this date.")
 @click.option("--also", multiple=True, help="Another phrasing, searched too (up to 3).")
 @click.option("--no-cut", is_flag=True, help="Top LIMIT by rank: no relative cut, no abstention.")
-@click.option("--include-resting", is_flag=True, help="Also resting memories (ranked lower).")
+@click.option(
+    "--include-resting", is_flag=True, help="No effect: resting memories are always searched."
+)
 @click.option("--explain", is_flag=True, help="Show each hit's score breakdown.")
 @click.option(
     "--kind",
@@ -244,11 +246,15 @@ def query(ctx: click.Context, /, text: str, **opts: Any) -> None:
 
 
 def print_recall(result: RecallResult) -> None:
+    if result.needs_reindex:
+        click.echo(f"note: {result.needs_reindex.message}", err=True)
     if not result.hits and not result.procedures:
         click.echo(f"nothing found in {result.scope} for {result.query!r} ({result.retrieval_id})")
         return
     for hit in result.hits:
         flags = " weak" if hit.weak else ""
+        flags += " resting" if hit.resting else ""
+        flags += " stale-vector" if hit.stale_vector else ""
         flags += f" associated via {hit.via}" if hit.pathway == "associated" else ""
         flags += f" conflicts with {', '.join(hit.conflicts_with)}" if hit.conflicts_with else ""
         until = f" until {hit.until:%Y-%m-%d}" if hit.until else ""
@@ -475,6 +481,7 @@ def _load_plugins() -> None:
         cli_lessons,
         cli_mcp,
         cli_migrate,
+        cli_reindex,
         cli_sessions,
         cli_store,
     )
@@ -482,6 +489,7 @@ def _load_plugins() -> None:
     register(cli_bench.bench)
     register(cli_demo.demo)
     register(cli_migrate.migrate_command)
+    register(cli_reindex.reindex_command)
     register(cli_mcp.mcp_command)
     register(cli_mcp.serve_command)
     register(cli_store.export_cmd)

@@ -115,3 +115,63 @@ def migrate_bench(store: str, memories: int, as_json: bool) -> None:
     from cairn.bench.copy import bench_migrate
 
     _print(bench_migrate(store, memories=memories), as_json)
+
+
+@bench.command()
+@click.option(
+    "--data",
+    "data",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder of LoCoMo conversation files (*.json).",
+)
+@click.option(
+    "--sizes", default="1,5,10,20,49,200,1000", show_default=True, help="Store sizes to measure."
+)
+@click.option("--seed", type=int, default=13, show_default=True, help="Sampling seed.")
+@click.option("--conversation", "conversations", multiple=True, help="Only these (file stems).")
+@click.option(
+    "--fit", is_flag=True, help="Also choose the gate by leave-one-conversation-out and report it."
+)
+@click.option("--json", "as_json", is_flag=True, help="One line of JSON.")
+@reports_errors
+def abstention(
+    data: Path,
+    sizes: str,
+    seed: int,
+    conversations: tuple[str, ...],
+    fit: bool,
+    as_json: bool,
+) -> None:
+    """Share of absent-topic questions left empty and of answerable ones wrongly left empty, in
+    stores of LoCoMo turns of each size."""
+    from cairn.bench.abstention import bench_abstention, render
+    from cairn.bench.abstention_fit import leave_one_out
+
+    counts = _sizes(sizes)
+    result, outcomes = bench_abstention(
+        data,
+        sizes=counts,
+        seed=seed,
+        conversations=conversations or None,
+        features=fit,
+        progress=lambda line: click.echo(line, err=True),
+    )
+    if fit:
+        result["fit"] = leave_one_out(outcomes)
+    if as_json:
+        _print(result, True)
+        return
+    click.echo(render(result))
+    if fit:
+        click.echo(json.dumps(result["fit"], indent=2))
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        counts = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: give store sizes such as 1,5,10") from None
+    if not counts or any(c < 1 for c in counts):
+        raise click.BadParameter(f"{text!r}: give positive store sizes such as 1,5,10")
+    return counts

@@ -70,6 +70,8 @@ def _batch_line(index: int, data: RememberResult | None, error: Any) -> str:
 
 def hit_line(hit: Hit) -> str:
     flags = " weak" if hit.weak else ""
+    flags += " resting" if hit.resting else ""
+    flags += " stale-vector" if hit.stale_vector else ""
     if hit.pathway != "direct":
         flags += f" {hit.pathway}" + (f" via {hit.via}" if hit.via else "")
     if hit.conflicts_with:
@@ -92,9 +94,11 @@ def procedure_line(proc: ProcedureHit) -> str:
 
 
 def recall(result: RecallResult) -> str:
+    notice = [result.needs_reindex.message] if result.needs_reindex else []
     if not result.hits and not result.procedures:
-        return f"nothing found in {result.scope} for {result.query!r} ({result.retrieval_id})"
-    lines = [hit_line(hit) for hit in result.hits]
+        empty = f"nothing found in {result.scope} for {result.query!r} ({result.retrieval_id})"
+        return "\n".join([empty, *notice])
+    lines = [*notice, *(hit_line(hit) for hit in result.hits)]
     lines += [procedure_line(proc) for proc in result.procedures]
     when = f", as of {result.as_of:%Y-%m-%d}" if result.as_of else ""
     tail = f"({len(result.hits)} hits{when}, {result.retrieval_id}"

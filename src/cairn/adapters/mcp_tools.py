@@ -130,13 +130,14 @@ class MemoryTools:
             Field(description="What to search: all (default; memories and docs), memories, pages."),
         ] = None,
         include_resting: Annotated[
-            bool, Field(description="Also search resting memories (idle or contradicted).")
+            bool, Field(description="No effect: resting memories are always searched.")
         ] = False,
         explain: Annotated[bool, Field(description="Add each hit's score breakdown.")] = False,
     ) -> ToolResult:
         """Search long-term memory for what is relevant to a question, in this project's scope
         (plus global). One line per hit: ref, score, type, summary, citation (changed or gone
-        means read the code before relying on it); weak marks a barely passing match.
+        means read the code before relying on it); weak marks a barely passing match, resting
+        a memory idle or contradicted (ranked lower), stale-vector one awaiting `cairn reindex`.
 
         Returns a retrieval_id; inside a session give it feedback before commit. Nothing found
         is an answer. Use get_memory on a ref for the full record and history.

@@ -124,7 +124,7 @@ class CodeTools(ToolBase):
         return {
             "citations": citation_health(statuses),
             "recall": recall_rates(store, scopes),
-            "index": index_freshness(store, scopes),
+            "index": index_freshness(store, scopes, self._ctx.embedder.identity),
         }
 
     # branch -------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Fusing lexical and dense candidates, the relative cut and the coverage gate.
+"""Fusing lexical and dense candidates and the relative cut.
 
 The recipe (`RECIPE`) was chosen on LoCoMo turns mode (five conversations, 760 questions of
 categories 1-4; the runs are in docs/benchmarks.md) by measurement, not by taste:
@@ -23,11 +23,8 @@ categories 1-4; the runs are in docs/benchmarks.md) by measurement, not by taste
 * A query naming a date or a month lifts memories that occurred then (cairn.ranking.dates),
   ×`date_lift`.
 
-The gate answers "does this memory cover enough of the query": a memory is returned only when its
-own cosine reaches `min_cosine` or its lexical coverage (share of the query's idf mass whose terms
-it holds) reaches `min_coverage`. On LoCoMo it leaves 0.4% of answerable questions with nothing and
-99.2% of 50 absent-topic questions (geography, Kubernetes, SQL ...) with nothing. A memory that
-passes by a small margin (below `weak_cosine` and below `weak_coverage`) is marked weak.
+Whether a memory covers the query enough to be returned at all is the gate's question
+(cairn.ranking.gate), asked after the relative cut.
 
 Every function is pure and works on `id -> score` maps so the store backends and `recall` can
 feed it whatever candidate sets they hold.
@@ -61,12 +58,6 @@ class FusionRecipe:
     bm25_b: float = 0.4
     date_lift: float = 1.25
     cut_ratio: float = 0.7
-    min_cosine: float = 0.35
-    min_coverage: float = 0.6
-    weak_cosine: float = 0.42
-    weak_coverage: float = 0.8
-    # Below this many memories in a scope idf is too noisy for the coverage gate (DESIGN §3.4).
-    gate_min_scope_size: int = 50
 
 
 RECIPE = FusionRecipe()
@@ -164,8 +155,3 @@ def relative_cut(ranking: Iterable[tuple[K, float]], ratio: float) -> list[tuple
         return []
     floor = ratio * items[0][1]
     return [items[0]] + [item for item in items[1:] if item[1] >= floor]
-
-
-def covers_query(cosine: float, coverage: float, *, min_cosine: float, min_coverage: float) -> bool:
-    """Whether a memory covers enough of the query to be returned at all."""
-    return cosine >= min_cosine or coverage >= min_coverage

@@ -18,9 +18,17 @@ and multiplied by their life signals (cairn.ranking.signals: lifecycle, acts, re
 the feedback multiplier is applied by `cairn.sessions.enrich`). Then, with `cut`:
 
 4. the relative cut drops memories under 0.7 × the best score (the best stays);
-5. from `gate_min_scope_size` memories in the visible scopes, a memory neither close to the
-   query (own cosine) nor covering enough of its words (idf-weighted coverage) is dropped, so an
+5. the gate (cairn.ranking.gate), at every store size, drops a memory neither close to the
+   query (own cosine) nor sharing enough of its words (idf-weighted coverage), so an
    unanswerable question gets nothing; a memory passing by a small margin is `weak`.
+
+A memory whose vector another embedder wrote (the embedder changed; `cairn reindex` has not run)
+has no cosine to offer. It is not cut for that: it competes on keywords alone, its lexical score
+scaled as if it were as close as the best memory that has a current vector, and it is marked
+`stale` (`stale_vector` on the hit).
+
+Resting memories (idle, or contradicted twice) are candidates like any other and ranked lower by
+the resting multiplier (×0.5, `resting` in explain; cairn.ranking.signals).
 
 `cut=False` skips 4 and 5 and returns the top `limit` by rank. Every part of a score is kept in
 `Scored.parts`, which `recall(explain=True)` returns.
@@ -39,7 +47,8 @@ from cairn.context import Context
 from cairn.embeddings.base import Vector
 from cairn.models import Memory
 from cairn.ranking.dates import occurred_within, query_ranges
-from cairn.ranking.fusion import RECIPE, blend_dense, covers_query, fuse_scores
+from cairn.ranking.fusion import RECIPE, blend_dense, fuse_scores, max_normalise
+from cairn.ranking.gate import GATE, Evidence, gate_idf, is_weak, passes
 from cairn.ranking.lexical import BM25F, DEFAULT_FIELD_WEIGHTS, CorpusStats, query_terms
 from cairn.ranking.signals import recency_lift, signal_parts
 from cairn.store.base import LEXICAL_FIELDS, LexicalDoc, MemoryFilter
@@ -67,6 +76,7 @@ class Scored:
     score: float
     weak: bool = False
     parts: dict[str, float] = field(default_factory=dict)
+    stale: bool = False  # no vector from the current embedder: ranked by keywords alone
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,16 +85,24 @@ class Lexical:
 
     scores: dict[int, float] = field(default_factory=dict)
     docs: dict[int, LexicalDoc] = field(default_factory=dict)
+    # The gate's idf of each query term (cairn.ranking.gate.gate_idf), not BM25's.
     idf: dict[str, float] = field(default_factory=dict)
+    scope_size: int = 0  # current memories in the visible scopes
+
+    def held(self, memory_id: int) -> set[str]:
+        """The query terms the memory itself holds (not its context)."""
+        doc = self.docs.get(memory_id)
+        if doc is None:
+            return set()
+        own = set(" ".join(doc.field(name) for name in OWN_FIELDS).split())
+        return {term for term in self.idf if term in own}
 
     def coverage(self, memory_id: int) -> float:
         """Share of the query's idf mass whose terms the memory itself holds (not its context)."""
-        doc = self.docs.get(memory_id)
         total = sum(self.idf.values())
-        if doc is None or total <= 0.0:
+        if total <= 0.0:
             return 0.0
-        own = set(" ".join(doc.field(name) for name in OWN_FIELDS).split())
-        return sum(weight for term, weight in self.idf.items() if term in own) / total
+        return sum(self.idf[term] for term in self.held(memory_id)) / total
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +115,7 @@ class Phrasing:
     dense: dict[int, float]
     fused: dict[int, float]
     date: dict[int, float]
+    stale: frozenset[int] = frozenset()
 
     def score(self, memory_id: int) -> float:
         return self.fused[memory_id] * self.date.get(memory_id, 1.0)
@@ -112,6 +131,11 @@ def rerank_pool(limit: int) -> int:
 
 
 def retrieve(ctx: Context, query: RecallQuery) -> list[Scored]:
+    return retrieve_noting(ctx, query)[0]
+
+
+def retrieve_noting(ctx: Context, query: RecallQuery) -> tuple[list[Scored], bool]:
+    """The ranked memories, and whether any candidate was waiting for `cairn reindex`."""
     now = ctx.clock()
     phrasings = [candidates(ctx, text, query.filt, now) for text in (query.text, *query.also)]
     best: dict[int, tuple[float, Phrasing]] = {}
@@ -131,7 +155,7 @@ def retrieve(ctx: Context, query: RecallQuery) -> list[Scored]:
     if query.cut:
         ranked = _relative_cut(ranked)
         ranked = judge(ctx, ranked, {i: best[i][1] for i in best}, query.filt, query.limit)
-    return ranked[: query.limit]
+    return ranked[: query.limit], any(phrasing.stale for phrasing in phrasings)
 
 
 def candidates(ctx: Context, text: str, filt: MemoryFilter, now: datetime) -> Phrasing:
@@ -146,17 +170,42 @@ def candidates(ctx: Context, text: str, filt: MemoryFilter, now: datetime) -> Ph
     if RECIPE.own_embedding_weight > 0.0:
         own = _own_cosines(ctx, list(window), vector)
         dense = blend_dense(own, window, RECIPE.own_embedding_weight)
+    # A keyword match the window search did not score has no vector from this embedder.
+    stale = frozenset(i for i in lexical.scores if i not in window)
     fused = fuse_scores(lexical.scores, dense, RECIPE.lexical_weight)
-    return Phrasing(text, vector, lexical, dense, fused, _date_lifts(ctx, text, fused, now))
+    fused.update(keyword_only(lexical.scores, stale, dense))
+    dates = _date_lifts(ctx, text, fused, now)
+    return Phrasing(text, vector, lexical, dense, fused, dates, stale)
+
+
+def keyword_only(
+    lexical: dict[int, float], stale: frozenset[int], dense: dict[int, float]
+) -> dict[int, float]:
+    """Fused scores for memories without a current vector, so they compete instead of losing
+    the dense 70 %: each is scored as if its cosine were its normalised keyword score times the
+    best cosine of this query (at least the gate's `min_cosine`, so a store whose every vector
+    is stale still ranks by keywords)."""
+    if not stale:
+        return {}
+    fresh = [value for key, value in dense.items() if key not in stale]
+    reference = max([*fresh, GATE.min_cosine])
+    weight = RECIPE.lexical_weight
+    normalised = max_normalise(lexical)
+    return {
+        key: normalised[key] * ((1.0 - weight) * reference + weight)
+        for key in stale
+        if key in normalised
+    }
 
 
 def _lexical(ctx: Context, filt: MemoryFilter, terms: Sequence[str]) -> Lexical:
     """BM25F over the memory's fields and its neighbours' text, per-scope statistics."""
+    doc_count = ctx.store.lexical_stats(MemoryFilter(scopes=filt.scopes), ()).doc_count
     if not terms:
-        return Lexical()
+        return Lexical(scope_size=doc_count)
     rows = ctx.store.lexical_candidates(filt, terms, LEXICAL_POOL)
     if not rows:
-        return Lexical()
+        return Lexical(scope_size=doc_count)
     stats = ctx.store.lexical_stats(filt, terms)
     scorer = BM25F(
         CorpusStats(stats.doc_count, stats.document_frequency, stats.average_length),
@@ -172,7 +221,13 @@ def _lexical(ctx: Context, filt: MemoryFilter, terms: Sequence[str]) -> Lexical:
         )
         for memory_id, doc in docs.items()
     }
-    return Lexical(scores, docs, idf)
+    # The gate's rarity is read against the visible scopes' size (cached by the stores), so a
+    # `types` or `tags` filter does not change whether a memory covers the query.
+    coverage_idf = {
+        term: gate_idf(doc_count, stats.document_frequency.get(term, 0), GATE.idf_min_docs)
+        for term in terms
+    }
+    return Lexical(scores, docs, coverage_idf, doc_count)
 
 
 def _own_cosines(ctx: Context, ids: Sequence[int], vector: Vector) -> dict[int, float]:
@@ -197,16 +252,19 @@ def _date_lifts(
 
 def _scored(memory: Memory, phrasing: Phrasing, now: datetime) -> Scored:
     memory_id = memory.id
+    stale = memory_id in phrasing.stale
     parts = {
         "lexical": phrasing.lexical.scores.get(memory_id, 0.0),
         "dense": phrasing.dense.get(memory_id, 0.0),
         "fused": phrasing.fused[memory_id],
         "date": phrasing.date.get(memory_id, 1.0),
     }
+    if stale:
+        parts["stale_vector"] = 1.0
     factors = {**signal_parts(memory, now), "recency": recency_lift(memory, now)}
     parts.update(factors)
     score = phrasing.score(memory_id) * math.prod(factors.values())
-    return Scored(memory, score, parts=parts)
+    return Scored(memory, score, parts=parts, stale=stale)
 
 
 def _relative_cut(ranked: list[Scored]) -> list[Scored]:
@@ -223,36 +281,31 @@ def judge(
     filt: MemoryFilter,
     limit: int,
 ) -> list[Scored]:
-    """Mark barely passing memories weak and, in a large enough scope, drop uncovered ones."""
+    """Drop memories that do not cover the query (cairn.ranking.gate); mark narrow passes weak."""
     if not ranked:
         return ranked
-    gate = _scope_size(ctx, filt) >= RECIPE.gate_min_scope_size
     vectors = ctx.store.get_vectors([s.memory.id for s in ranked], ctx.embedder.identity)
     kept: list[Scored] = []
     for scored in ranked:
         memory_id = scored.memory.id
         phrasing = phrasing_of[memory_id]
-        own = vectors.get(memory_id)
-        cosine = (
-            float(own @ np.asarray(phrasing.vector, dtype=np.float32)) if own is not None else 0.0
-        )
-        coverage = phrasing.lexical.coverage(memory_id)
-        covered = covers_query(
-            cosine, coverage, min_cosine=RECIPE.min_cosine, min_coverage=RECIPE.min_coverage
-        )
-        if gate and not covered:
+        evidence = gate_evidence(phrasing, memory_id, vectors.get(memory_id))
+        if not passes(GATE, evidence):
             continue
-        weak = cosine < RECIPE.weak_cosine and coverage < RECIPE.weak_coverage
-        parts = {**scored.parts, "cosine": cosine, "coverage": coverage}
-        kept.append(replace(scored, weak=weak, parts=parts))
+        parts = {**scored.parts, "coverage": evidence.coverage}
+        if evidence.cosine is not None:
+            parts["cosine"] = evidence.cosine
+        kept.append(replace(scored, weak=is_weak(GATE, evidence), parts=parts))
         if len(kept) >= limit:
             break
     return kept
 
 
-def _scope_size(ctx: Context, filt: MemoryFilter) -> int:
-    """Current memories in the visible scopes: below the gate's threshold idf is too noisy.
-
-    Read from the lexical statistics (every memory is indexed), which the SQLite backend caches
-    between writes, rather than counting rows on every recall."""
-    return ctx.store.lexical_stats(MemoryFilter(scopes=filt.scopes), ()).doc_count
+def gate_evidence(phrasing: Phrasing, memory_id: int, own: Vector | None) -> Evidence:
+    """What the gate reads of one candidate: own cosine (None when stale), coverage, overlap."""
+    cosine = None
+    if own is not None and memory_id not in phrasing.stale:
+        cosine = float(own @ np.asarray(phrasing.vector, dtype=np.float32))
+    lexical = phrasing.lexical
+    held = bool(lexical.held(memory_id))
+    return Evidence(cosine, lexical.coverage(memory_id), held, lexical.scope_size)

@@ -14,7 +14,8 @@ main signal:
   stay within ×0.5 … ×2 (DESIGN §3): the acts part is whatever keeps their product in bounds.
 - feedback ×0.5 … ×2 — `helped` lifts, `harmed` lowers (`cairn.ranking.feedback`), applied with
   the other signals before the cut, so feedback can lift a memory back over the line.
-- resting ×0.5 — a resting memory, returned only when asked for, ranks below active ones.
+- resting ×0.5 — a resting memory (idle or contradicted) is still found but ranks below
+  active ones.
 - recency ×1 … ×1.05 (`recency_lift`, applied by `recall.py`) — a newer near-tie comes first.
 """
 

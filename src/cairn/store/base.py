@@ -490,6 +490,14 @@ class Store(
 
     def vector_identities(self) -> dict[str, int]: ...
 
+    def stale_vectors(
+        self, scopes: Sequence[str] | None, identity: str, limit: int
+    ) -> tuple[int, list[int]]:
+        """Memories with content (every status but purged) whose vector is missing or was
+        written by another embedder than `identity`: how many, and the first `limit` ids
+        (ascending). `cairn reindex` re-embeds them."""
+        ...
+
     # lexical
     def put_lexical(self, memory_id: int, doc: LexicalDoc) -> None: ...
 

@@ -324,6 +324,12 @@ class PostgresStore(
         with self._db.connection() as conn:
             return vectors.vector_identities(conn)
 
+    def stale_vectors(
+        self, scopes: Sequence[str] | None, identity: str, limit: int
+    ) -> tuple[int, list[int]]:
+        with self._db.connection() as conn:
+            return vectors.stale_vectors(conn, scopes, identity, limit)
+
     # lexical ------------------------------------------------------------------------------
     def put_lexical(self, memory_id: int, doc: LexicalDoc) -> None:
         with self._db.transaction() as conn:

@@ -133,6 +133,24 @@ def get_vectors(conn: Conn, ids: Sequence[int], identity: str) -> dict[int, Vect
     return {int(memory_id): from_array(values) for memory_id, values in rows}
 
 
+def stale_vectors(
+    conn: Conn, scopes: Sequence[str] | None, identity: str, limit: int
+) -> tuple[int, list[int]]:
+    """Memories with content whose vector is missing or another embedder's (Store protocol)."""
+    where = "m.status <> 'purged' AND (v.identity IS NULL OR v.identity <> %(identity)s)"
+    params: dict[str, Any] = {"identity": identity, "limit": limit}
+    if scopes is not None:
+        where += " AND m.scope = ANY(%(scopes)s::text[])"
+        params["scopes"] = list(scopes)
+    body = f"FROM memories m LEFT JOIN vectors v ON v.memory_id = m.id WHERE {where}"
+    row = conn.execute(f"SELECT count(*) {body}", params).fetchone()
+    ids = conn.execute(
+        f"SELECT m.id {body} ORDER BY m.id LIMIT %(limit)s",
+        params,
+    ).fetchall()
+    return (int(row[0]) if row is not None else 0), [int(r[0]) for r in ids]
+
+
 def nearest(
     conn: Conn, filt: MemoryFilter, identity: str, vector: Vector, k: int
 ) -> list[tuple[int, float]]:

@@ -319,6 +319,20 @@ class SqliteStore(
         rows = self._db.get().execute("SELECT identity, count(*) FROM vectors GROUP BY identity")
         return {identity: int(count) for identity, count in rows}
 
+    def stale_vectors(
+        self, scopes: Sequence[str] | None, identity: str, limit: int
+    ) -> tuple[int, list[int]]:
+        where = "m.status != 'purged' AND (v.identity IS NULL OR v.identity != ?)"
+        params: list[Any] = [identity]
+        if scopes is not None:
+            where += f" AND m.scope IN ({_marks(list(scopes))})"
+            params.extend(scopes)
+        sql = f"FROM memories m LEFT JOIN vectors v ON v.memory_id = m.id WHERE {where}"
+        conn = self._db.get()
+        count = conn.execute(f"SELECT count(*) {sql}", params).fetchone()[0]
+        rows = conn.execute(f"SELECT m.id {sql} ORDER BY m.id LIMIT ?", (*params, limit))
+        return int(count), [int(row[0]) for row in rows]
+
     # lexical ------------------------------------------------------------------------------
     def _stats_cache_for(self, conn: sqlite3.Connection) -> dict[tuple[MemoryFilter, Any], Any]:
         generation = tuple(
