@@ -132,4 +132,4 @@ def servers_ended(tmp_path: Path) -> Iterator[None]:
             if pid is not None:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-                wait_for(lambda lock=lock: live_server(lock) is None, 10)
+                wait_for(lambda lock=lock: live_server(lock) is None, 30)
