@@ -25,10 +25,10 @@ HEAVY = ("torch", "onnxruntime", "tokenizers", "sentence_transformers", "transfo
 
 
 def test_factory_builds_each_named_embedder(tmp_path: Path) -> None:
-    base = Settings(home=tmp_path / "home")
+    base = Settings(home=tmp_path / "home", cache_dir=tmp_path / "cache")
     local = make_embedder(base)
     assert isinstance(local, MiniLMInt8)
-    assert local.cache_dir == tmp_path / "home" / "models"
+    assert local.cache_dir == tmp_path / "cache"  # one cache per machine, not per store
     assert local.identity == "all-MiniLM-L6-v2-int8/384"
     assert isinstance(make_embedder(base.with_overrides(embedder="local-fp32")), MiniLMFp32)
     assert isinstance(make_embedder(base.with_overrides(embedder=" Hashing ")), HashingEmbedder)
