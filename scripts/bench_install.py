@@ -76,7 +76,8 @@ def build_and_install(work: Path) -> tuple[Path, dict[str, Any]]:
     dist = work / "dist"
     say("building the wheel")
     start = time.perf_counter()
-    built = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(dist), str(REPO)])
+    pip = [sys.executable, "-m", "pip"]
+    built = run([*pip, "wheel", "--no-deps", "-v", "-w", str(dist), str(REPO)])
     build_s = time.perf_counter() - start
     (wheel,) = dist.glob("cairn_memory-*.whl")
     venv = work / "venv"

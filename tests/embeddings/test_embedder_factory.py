@@ -61,14 +61,14 @@ def test_building_embedders_imports_no_model_runtime(tmp_path: Path) -> None:
         "from cairn.embeddings import make_embedder\n"
         f"home = Path({str(tmp_path)!r})\n"
         "for name in ('local', 'local-fp32', 'hashing', 'ollama'):\n"
-        "    e = make_embedder(Settings(home=home, embedder=name))\n"
+        "    e = make_embedder(Settings(home=home, embedder=name, cache_dir=home / 'cache'))\n"
         "    if name != 'ollama':\n"
         "        e.identity, e.dimensions\n"
         f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == []
-    assert not (tmp_path / "models").exists()  # nothing exported until the first embed
+    assert not list(tmp_path.iterdir())  # nothing written (no model, no cache) before an embed
 
 
 def test_fit_dimensions_pads_with_zeros_and_normalises() -> None:

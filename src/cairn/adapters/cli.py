@@ -7,6 +7,7 @@ A `CairnError` becomes one line on stderr and exit status 2; nothing else is cau
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -15,6 +16,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import click
 
+from cairn.adapters.cli_progress import lines_with_progress
 from cairn.config import Settings
 from cairn.core import Cairn
 from cairn.errors import CairnError, InvalidInput
@@ -381,8 +383,11 @@ def import_cmd(ctx: click.Context, path: str) -> None:
         if path == "-":
             counts = mem.import_(sys.stdin)
         else:
-            with open(path, encoding="utf-8") as source:
-                counts = mem.import_(source)
+            with (
+                open(path, encoding="utf-8") as source,
+                lines_with_progress(source, os.path.getsize(path), "importing") as lines,
+            ):
+                counts = mem.import_(lines)
     main_tables = ("memories", "events", "vectors")
     others = {name: n for name, n in counts.items() if name not in main_tables}
     more = f" and {sum(others.values())} rows of {len(others)} other tables" if others else ""
