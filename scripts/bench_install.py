@@ -3,6 +3,7 @@
     python scripts/bench_install.py            # build, install, measure, print a table
     python scripts/bench_install.py --check    # also fail (exit 1) unless it works without torch
     python scripts/bench_install.py --venv /path/to/.venv   # measure an existing environment
+    python scripts/bench_install.py --source /path/to/other/checkout   # e.g. an older release
 
 What is measured, each in a brand-new CAIRN_HOME and an empty model cache (CAIRN_CACHE_DIR), with
 the default embedder:
@@ -71,13 +72,13 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def build_and_install(work: Path) -> tuple[Path, dict[str, Any]]:
+def build_and_install(work: Path, source: Path) -> tuple[Path, dict[str, Any]]:
     """Build the wheel, make a fresh venv, install the wheel; return the venv and timings."""
     dist = work / "dist"
     say("building the wheel")
     start = time.perf_counter()
     pip = [sys.executable, "-m", "pip"]
-    built = run([*pip, "wheel", "--no-deps", "-v", "-w", str(dist), str(REPO)])
+    built = run([*pip, "wheel", "--no-deps", "-v", "-w", str(dist), str(source)])
     build_s = time.perf_counter() - start
     (wheel,) = dist.glob("cairn_memory-*.whl")
     venv = work / "venv"
@@ -215,6 +216,9 @@ def print_table(report: dict[str, Any]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--venv", type=Path, help="measure this environment instead of building")
+    parser.add_argument(
+        "--source", type=Path, default=REPO, help="the checkout to build (default: this one)"
+    )
     parser.add_argument("--check", action="store_true", help="fail unless the light install works")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
@@ -224,7 +228,7 @@ def main() -> int:
         info: dict[str, Any] = {}
         venv = args.venv.resolve() if args.venv else None
         if venv is None:
-            venv, info = build_and_install(work)
+            venv, info = build_and_install(work, args.source.resolve())
         report = {**measure(venv, work), **info}
     finally:
         if not args.keep:
