@@ -120,6 +120,31 @@ def test_an_export_of_the_packaged_weights_equals_the_shipped_model(
     assert np.array_equal(exported.embed_many(texts), int8.embed_many(texts))
 
 
+def test_the_export_script_rebuilds_the_shipped_directory(int8: MiniLMInt8, tmp_path: Path) -> None:
+    """`python -m cairn.embeddings.onnx_export --out DIR` is how the shipped files were made."""
+    out = tmp_path / "model"
+    env = {**os.environ, "PYTHONPATH": SRC}
+    done = subprocess.run(
+        [sys.executable, "-m", "cairn.embeddings.onnx_export", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "quantising to int8" in done.stderr  # progress on stderr
+    shipped = read_manifest(SHIPPED_DIR)
+    assert done.stdout.split()[-1] == shipped["sha256"]
+    for name in ("model.onnx", "tokenizer.json", "sentence_bert_config.json", "LICENSE"):
+        assert (out / name).read_bytes() == (SHIPPED_DIR / name).read_bytes(), name
+    assert read_manifest(out)["source_sha256"] == shipped["source_sha256"]
+    elsewhere = MiniLMInt8(model_dir=out)  # an exported directory is read in place
+    texts = sample_sentences(8)
+    assert np.array_equal(elsewhere.embed_many(texts), int8.embed_many(texts))
+    assert elsewhere.model_path == out / "model.onnx"
+    assert not elsewhere.exported
+
+
 def test_a_paraphrase_is_closer_than_an_unrelated_sentence(int8: MiniLMInt8) -> None:
     a, paraphrase, unrelated = int8.embed_many(
         [

@@ -11,10 +11,9 @@ Two variants of the same model live here:
   the int8 variant is measured against (`cairn bench embedder`). It needs the `fp32` extra
   (torch); importing it costs seconds.
 
-Both reproduce sentence-transformers' recipe: the model's own tokenizer (lowercasing), at most
-256 tokens (`max_seq_length` in the package's `sentence_bert_config.json`), mean pooling over the
-tokens, L2 normalisation. The tokenizer's normaliser lowercases; `sentence_bert_config.json`
-holds the 256-token limit.
+Both reproduce sentence-transformers' recipe: the model's own tokenizer (its normaliser
+lowercases), at most 256 tokens (`max_seq_length` in the model directory's
+`sentence_bert_config.json`), mean pooling over the tokens, L2 normalisation.
 
 The int8 variant embeds every text in a batch of its own. Dynamic quantisation picks one
 activation scale per tensor, and a batched tensor holds every text in the batch (padding
