@@ -1,14 +1,18 @@
 # Two entry points (see README): `make demo` and `make check`. Both set everything up first.
 VENV ?= .venv
 BIN := $(VENV)/bin
+# The demo runs what a user installs: the runtime alone, no torch (about 300 MB).
+DEMO_VENV ?= .venv-demo
 PYTHON ?= python3
 
-.PHONY: setup demo check lint typecheck test bench
+.PHONY: setup demo check lint typecheck test wheel-check bench bench-install
 
 setup: $(VENV)/.installed
 
-# torch goes in first and pinned: the CPU wheel of 2.13.0 is what this project runs on; letting
-# sentence-transformers pull "torch" on its own would fetch a multi-GB CUDA build.
+# The dev environment also holds the export extra (torch), for the tests that re-export the
+# shipped model and run the float32 reference. torch goes in first and pinned: the CPU wheel of
+# 2.13.0 is what made the shipped model; letting sentence-transformers pull "torch" on its own
+# would fetch a multi-GB CUDA build.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -16,12 +20,18 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-demo: setup
-	CAIRN_HOME=$${CAIRN_HOME:-$(CURDIR)/.cairn-demo} $(BIN)/cairn demo
+$(DEMO_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/pip install --quiet --upgrade pip
+	$(DEMO_VENV)/bin/pip install --quiet -e .
+	touch $@
+
+demo: $(DEMO_VENV)/.installed
+	CAIRN_HOME=$${CAIRN_HOME:-$(CURDIR)/.cairn-demo} $(DEMO_VENV)/bin/cairn demo
 
 lint: setup
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests scripts
+	$(BIN)/ruff format --check src tests scripts
 
 typecheck: setup
 	$(BIN)/mypy
@@ -29,8 +39,16 @@ typecheck: setup
 test: setup
 	$(BIN)/pytest
 
-check: lint typecheck test
+# The wheel builds, installs into a fresh environment without torch, and remembers and recalls.
+wheel-check: setup
+	$(BIN)/python scripts/bench_install.py --check
+
+check: lint typecheck test wheel-check
 
 bench: setup
 	$(BIN)/cairn bench embedder
 	$(BIN)/cairn bench scale
+
+# Installed size, first remember, MCP start and recall memory of a fresh install of the wheel.
+bench-install: setup
+	$(BIN)/python scripts/bench_install.py

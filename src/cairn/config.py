@@ -24,6 +24,18 @@ def _default_home(env: Mapping[str, str]) -> Path:
     return base / "cairn"
 
 
+def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The machine's cache for prepared models: `$CAIRN_CACHE_DIR`, else `$XDG_CACHE_HOME/cairn`.
+
+    One per machine, shared by every store: a model exported once serves all homes.
+    """
+    env = os.environ if env is None else env
+    if env.get("CAIRN_CACHE_DIR"):
+        return Path(env["CAIRN_CACHE_DIR"])
+    xdg = env.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "cairn"
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     home: Path
@@ -53,11 +65,18 @@ class Settings:
     person: str = ""
     # Background consolidation runs at most once per this many seconds (0: never on writes).
     consolidate_interval: int = 86_400
+    # Where models that must be prepared on this machine go (see `default_cache_dir`); None
+    # means the default, so a `Settings` built in code needs no environment.
+    cache_dir: Path | None = None
 
     @property
     def store_location(self) -> str:
         """Where the store lives: an explicit URL, else `memory.db` under `home`."""
         return self.url or str(self.home / "memory.db")
+
+    @property
+    def model_cache_dir(self) -> Path:
+        return self.cache_dir or default_cache_dir()
 
     def with_overrides(self, **changes: Any) -> Settings:
         return replace(self, **changes)
@@ -66,9 +85,9 @@ class Settings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
         home = Path(env["CAIRN_HOME"]) if env.get("CAIRN_HOME") else _default_home(env)
-        values: dict[str, Any] = {"home": home}
+        values: dict[str, Any] = {"home": home, "cache_dir": default_cache_dir(env)}
         for f in fields(cls):
-            if f.name == "home":
+            if f.name in values:
                 continue
             raw = env.get(f"CAIRN_{f.name.upper()}")
             if raw is None or raw == "":

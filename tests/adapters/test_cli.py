@@ -108,11 +108,13 @@ def test_export_import_via_files(run, tmp_path: Path, monkeypatch: pytest.Monkey
     assert run("export", str(dump)).exit_code == 0
     monkeypatch.setenv("CAIRN_HOME", str(tmp_path / "other"))
     out = run("import", str(dump))
-    assert out.exit_code == 0 and "imported 1 memories" in out.output
+    assert out.exit_code == 0 and "imported 1 memories" in out.stdout
+    assert "importing" in out.stderr and "importing" not in out.stdout  # progress on stderr
     shown = json.loads(run("show", ref, "--scope", SCOPE, "--json").output)
     assert shown["records"][0]["memory"]["content"] == "Exports are JSON Lines."
     again = run("import", str(dump))
     assert again.exit_code == 2 and "empty" in again.output
+    assert again.output.lstrip().startswith("error:")  # no progress before the refusal
 
 
 def test_stats(run) -> None:  # type: ignore[no-untyped-def]

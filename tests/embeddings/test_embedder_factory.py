@@ -26,10 +26,10 @@ HEAVY = ("torch", "onnxruntime", "tokenizers", "sentence_transformers", "transfo
 
 
 def test_factory_builds_each_named_embedder(tmp_path: Path) -> None:
-    base = Settings(home=tmp_path / "home")
+    base = Settings(home=tmp_path / "home", cache_dir=tmp_path / "cache")
     local = make_embedder(base)
     assert isinstance(local, MiniLMInt8)
-    assert local.cache_dir == tmp_path / "home" / "models"
+    assert local.cache_dir == tmp_path / "cache"  # one cache per machine, not per store
     assert local.identity == "all-MiniLM-L6-v2-int8/384"
     assert isinstance(make_embedder(base.with_overrides(embedder="local-fp32")), MiniLMFp32)
     assert isinstance(make_embedder(base.with_overrides(embedder=" Hashing ")), HashingEmbedder)
@@ -64,14 +64,14 @@ def test_building_embedders_imports_no_model_runtime(tmp_path: Path) -> None:
         "from cairn.embeddings import make_embedder\n"
         f"home = Path({str(tmp_path)!r})\n"
         "for name in ('local', 'local-fp32', 'hashing', 'ollama'):\n"
-        "    e = make_embedder(Settings(home=home, embedder=name))\n"
+        "    e = make_embedder(Settings(home=home, embedder=name, cache_dir=home / 'cache'))\n"
         "    if name != 'ollama':\n"
         "        e.identity, e.dimensions\n"
         f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == []
-    assert not (tmp_path / "models").exists()  # nothing exported until the first embed
+    assert not list(tmp_path.iterdir())  # nothing written (no model, no cache) before an embed
 
 
 def test_fit_dimensions_pads_with_zeros_and_normalises() -> None:

@@ -1,7 +1,7 @@
-"""The real MiniLM: int8 ONNX export and cache, semantics, batch invariance, agreement with fp32.
+"""The real MiniLM: the shipped int8 model, semantics, batch invariance, agreement with fp32,
+and the on-demand export of other weights into the machine's cache.
 
-Slow: the first test in this module exports the model (torch, once) into a temporary cache that
-the other tests share.
+Slow: the export tests run torch into a temporary cache.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 from cairn.bench.sentences import sample_sentences
 from cairn.embeddings import Embedder
 from cairn.embeddings.local import MiniLMFp32, MiniLMInt8
+from cairn.embeddings.model_files import SHIPPED_DIR, file_sha256, read_manifest
 from cairn.embeddings.onnx_export import cached_model_path, packaged_model_dir
 
 pytestmark = pytest.mark.slow
@@ -31,8 +32,16 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def int8(cache_dir: Path) -> MiniLMInt8:
-    embedder = MiniLMInt8(cache_dir)
+def int8() -> MiniLMInt8:
+    embedder = MiniLMInt8()  # the shipped model, read in place
+    embedder.load()
+    return embedder
+
+
+@pytest.fixture(scope="module")
+def exported(cache_dir: Path) -> MiniLMInt8:
+    """The packaged source weights exported on demand into a cache (torch, once per module)."""
+    embedder = MiniLMInt8(cache_dir, model_dir=packaged_model_dir())
     embedder.load()
     return embedder
 
@@ -62,12 +71,17 @@ def test_identity_shape_and_unit_norm(int8: MiniLMInt8) -> None:
     assert int8.embed_many([]).shape == (0, 384)
 
 
-def test_the_export_lands_once_in_the_cache(int8: MiniLMInt8, cache_dir: Path) -> None:
-    assert int8.exported
+def test_the_shipped_model_is_read_in_place_without_export(int8: MiniLMInt8) -> None:
+    assert not int8.exported
+    assert int8.model_path == SHIPPED_DIR / "model.onnx"
+
+
+def test_the_export_lands_once_in_the_cache(exported: MiniLMInt8, cache_dir: Path) -> None:
+    assert exported.exported
     path = cached_model_path(cache_dir, packaged_model_dir())
-    assert int8.model_path == path
+    assert exported.model_path == path
     before = path.stat()
-    again = MiniLMInt8(cache_dir)
+    again = MiniLMInt8(cache_dir, model_dir=packaged_model_dir())
     again.load()
     assert not again.exported
     assert again.model_path == path
@@ -77,12 +91,13 @@ def test_the_export_lands_once_in_the_cache(int8: MiniLMInt8, cache_dir: Path) -
     assert not list(cache_dir.glob(".export-*"))  # the temporary build dir is gone
 
 
-def test_the_cached_runtime_never_imports_torch(int8: MiniLMInt8, cache_dir: Path) -> None:
+def test_the_cached_runtime_never_imports_torch(exported: MiniLMInt8, cache_dir: Path) -> None:
     code = (
         "import json, sys\n"
         "from pathlib import Path\n"
         "from cairn.embeddings.local import MiniLMInt8\n"
-        f"e = MiniLMInt8(Path({str(cache_dir)!r}))\n"
+        "from cairn.embeddings.onnx_export import packaged_model_dir\n"
+        f"e = MiniLMInt8(Path({str(cache_dir)!r}), model_dir=packaged_model_dir())\n"
         "v = e.embed_many(['hello world'])\n"
         "names = ('torch', 'transformers', 'sentence_transformers')\n"
         "heavy = [m for m in names if m in sys.modules]\n"
@@ -90,8 +105,44 @@ def test_the_cached_runtime_never_imports_torch(int8: MiniLMInt8, cache_dir: Pat
     )
     out = json.loads(_run_python(code).strip().splitlines()[-1])
     assert out == {"exported": False, "heavy": [], "v": pytest.approx(out["v"])}
-    here = int8.embed_many(["hello world"])[0]
+    here = exported.embed_many(["hello world"])[0]
     assert float(np.dot(here, np.asarray(out["v"], dtype=np.float32))) > 0.9999
+
+
+def test_an_export_of_the_packaged_weights_equals_the_shipped_model(
+    exported: MiniLMInt8, int8: MiniLMInt8
+) -> None:
+    """The export is deterministic: re-running it reproduces the shipped file byte for byte."""
+    assert exported.model_path is not None
+    manifest = read_manifest(SHIPPED_DIR)
+    assert file_sha256(exported.model_path) == manifest["sha256"]
+    texts = sample_sentences(20)
+    assert np.array_equal(exported.embed_many(texts), int8.embed_many(texts))
+
+
+def test_the_export_script_rebuilds_the_shipped_directory(int8: MiniLMInt8, tmp_path: Path) -> None:
+    """`python -m cairn.embeddings.onnx_export --out DIR` is how the shipped files were made."""
+    out = tmp_path / "model"
+    env = {**os.environ, "PYTHONPATH": SRC}
+    done = subprocess.run(
+        [sys.executable, "-m", "cairn.embeddings.onnx_export", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "quantising to int8" in done.stderr  # progress on stderr
+    shipped = read_manifest(SHIPPED_DIR)
+    assert done.stdout.split()[-1] == shipped["sha256"]
+    for name in ("model.onnx", "tokenizer.json", "sentence_bert_config.json", "LICENSE"):
+        assert (out / name).read_bytes() == (SHIPPED_DIR / name).read_bytes(), name
+    assert read_manifest(out)["source_sha256"] == shipped["source_sha256"]
+    elsewhere = MiniLMInt8(model_dir=out)  # an exported directory is read in place
+    texts = sample_sentences(8)
+    assert np.array_equal(elsewhere.embed_many(texts), int8.embed_many(texts))
+    assert elsewhere.model_path == out / "model.onnx"
+    assert not elsewhere.exported
 
 
 def test_a_paraphrase_is_closer_than_an_unrelated_sentence(int8: MiniLMInt8) -> None:
@@ -116,10 +167,10 @@ def test_a_text_embeds_the_same_alone_and_next_to_long_texts(int8: MiniLMInt8) -
         assert float(int8.embed_many([text])[0] @ row) > 0.999
 
 
-def test_texts_embedded_side_by_side_match_one_at_a_time(int8: MiniLMInt8, cache_dir: Path) -> None:
+def test_texts_embedded_side_by_side_match_one_at_a_time(int8: MiniLMInt8) -> None:
     texts = sample_sentences(24)
-    one_by_one = MiniLMInt8(cache_dir, parallel=1).embed_many(texts)
-    side_by_side = MiniLMInt8(cache_dir, parallel=4).embed_many(texts)
+    one_by_one = MiniLMInt8(parallel=1).embed_many(texts)
+    side_by_side = MiniLMInt8(parallel=4).embed_many(texts)
     # Same rows in the same order: each run is single-threaded, so the vectors are identical.
     assert np.array_equal(one_by_one, side_by_side)
     assert np.array_equal(int8.embed_many(texts[5:6])[0], side_by_side[5])
@@ -147,7 +198,8 @@ def test_two_processes_exporting_at_once_share_one_export(tmp_path: Path) -> Non
         "import json, sys\n"
         "from pathlib import Path\n"
         "from cairn.embeddings.local import MiniLMInt8\n"
-        "e = MiniLMInt8(Path(sys.argv[1]))\n"
+        "from cairn.embeddings.onnx_export import packaged_model_dir\n"
+        "e = MiniLMInt8(Path(sys.argv[1]), model_dir=packaged_model_dir())\n"
         "v = e.embed_many(['same text'])[0]\n"
         "print(json.dumps({'exported': e.exported, 'v': v.tolist()}))\n"
     )

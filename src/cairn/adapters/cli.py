@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import click
 
+from cairn.adapters.cli_progress import lines_with_progress
 from cairn.adapters.cli_root import CairnGroup
 from cairn.config import Settings
 from cairn.core import Cairn
@@ -431,8 +433,11 @@ def import_cmd(ctx: click.Context, path: str) -> None:
             stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
             counts = mem.import_(stdin)
         else:
-            with open(path, encoding="utf-8", errors="surrogateescape") as source:
-                counts = mem.import_(source)
+            with (
+                open(path, encoding="utf-8", errors="surrogateescape") as source,
+                lines_with_progress(source, os.path.getsize(path), "importing") as lines,
+            ):
+                counts = mem.import_(lines)
     main_tables = ("memories", "events", "vectors")
     others = {name: n for name, n in counts.items() if name not in main_tables}
     more = f" and {sum(others.values())} rows of {len(others)} other tables" if others else ""

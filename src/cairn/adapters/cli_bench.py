@@ -26,9 +26,10 @@ def bench() -> None:
 @reports_errors
 def embedder(sentences: int, as_json: bool) -> None:
     """Embedder import time, load time and throughput (and the fp32 baseline)."""
+    from cairn.adapters.cli_progress import say
     from cairn.bench.embedder import bench_embedder
 
-    _print(bench_embedder(Settings.from_env(), n=sentences), as_json)
+    _print(bench_embedder(Settings.from_env(), n=sentences, say=say), as_json)
 
 
 @bench.command()
@@ -38,11 +39,12 @@ def embedder(sentences: int, as_json: bool) -> None:
 @reports_errors
 def scale(sizes: str, ops: int, as_json: bool) -> None:
     """remember and recall latency (median, p95) at growing store sizes."""
+    from cairn.adapters.cli_progress import say
     from cairn.bench.scale import bench_scale
     from cairn.embeddings import make_embedder
 
     counts = [int(s) for s in sizes.split(",") if s.strip()]
-    _print(bench_scale(make_embedder(Settings.from_env()), counts, ops), as_json)
+    _print(bench_scale(make_embedder(Settings.from_env()), counts, ops, say), as_json)
 
 
 @bench.command()

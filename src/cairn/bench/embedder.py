@@ -21,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,7 @@ def bench_embedder(
     runs: int = 5,
     import_runs: int = 3,
     baseline: bool = True,
+    say: Callable[[str], None] = lambda _message: None,
 ) -> dict[str, Any]:
     """Measure `target` (and the fp32 baseline unless `baseline=False`) on `n` sentences.
 
@@ -67,11 +69,13 @@ def bench_embedder(
     if baseline and not isinstance(embedder, MiniLMFp32):
         subjects["baseline"] = MiniLMFp32()
     for name, subject in subjects.items():
+        say(f"embedder: importing and loading {subject.identity} ({name})")
         report[name] = _prepare(subject, import_runs)
         subject.embed_many(texts[:16])  # warm-up: first-call allocations, lazy kernels
     timings: dict[str, list[float]] = {name: [] for name in subjects}
     vectors: dict[str, Matrix] = {}
-    for _ in range(max(1, runs)):
+    for run in range(max(1, runs)):
+        say(f"embedder: timed run {run + 1}/{max(1, runs)} on {len(texts)} sentences")
         for name, subject in subjects.items():
             seconds, vectors[name] = _timed_embed(subject, texts)
             timings[name].append(len(texts) / seconds)

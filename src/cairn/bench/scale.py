@@ -104,13 +104,20 @@ def _timed(calls: Sequence[Callable[[], object]]) -> dict[str, float]:
     }
 
 
-def bench_size(embedder: Embedder, size: int, ops: int, workdir: Path) -> dict[str, Any]:
+def bench_size(
+    embedder: Embedder,
+    size: int,
+    ops: int,
+    workdir: Path,
+    say: Callable[[str], None] = lambda _message: None,
+) -> dict[str, Any]:
     settings = Settings(home=workdir)
     scope = "project:bench/scale"
     with Cairn.open(workdir / f"scale-{size}.db", settings=settings, embedder=embedder) as mem:
         claims = synthetic_claims(size, seed=size)
         start = time.perf_counter()
         for offset in range(0, size, 256):
+            say(f"scale: filling {size} memories ({offset}/{size})")
             batch = [
                 {"content": c, "type": _TYPES[i % len(_TYPES)], "scope": scope}
                 for i, c in enumerate(claims[offset : offset + 256])
@@ -118,6 +125,7 @@ def bench_size(embedder: Embedder, size: int, ops: int, workdir: Path) -> dict[s
             mem.remember_many(batch, dedup=False)
         ingest_s = time.perf_counter() - start
         fresh = synthetic_claims(ops, seed=size + 1)
+        say(f"scale: timing {ops} remembers and {ops} recalls at {size} memories")
         remember = _timed(
             [lambda c=c: mem.remember(c, type="fact", scope=scope) for c in fresh]  # type: ignore[misc]
         )
@@ -131,9 +139,15 @@ def bench_size(embedder: Embedder, size: int, ops: int, workdir: Path) -> dict[s
     }
 
 
-def bench_scale(embedder: Embedder, sizes: Sequence[int], ops: int) -> dict[str, Any]:
+def bench_scale(
+    embedder: Embedder,
+    sizes: Sequence[int],
+    ops: int,
+    say: Callable[[str], None] = lambda _message: None,
+) -> dict[str, Any]:
+    """Latency at each store size; `say` receives a progress line per step."""
     with tempfile.TemporaryDirectory(prefix="cairn-bench-") as tmp:
-        runs = [bench_size(embedder, size, ops, Path(tmp)) for size in sizes]
+        runs = [bench_size(embedder, size, ops, Path(tmp), say) for size in sizes]
     base = runs[0]
     for run in runs:
         run["recall_median_ratio_to_smallest"] = round(

