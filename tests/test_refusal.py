@@ -181,7 +181,6 @@ ASSIGNMENTS: list[str] = [
     f"auth: {RANDOM}",
     f'accessToken := "{RANDOM}"',
     f"'private_key' => '{RANDOM}',",
-    f"--token={RANDOM}",
     f'token: str = "{RANDOM}"',
     f"spring.datasource.password={RANDOM}",
     f"apikey={RANDOM}",
