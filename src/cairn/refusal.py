@@ -26,7 +26,7 @@ whitespace collapsed, truncated), so normalising cannot hide a secret from the c
 
 from __future__ import annotations
 
-from cairn.errors import Refused
+from cairn.errors import InvalidInput, Refused
 from cairn.secretscan import (
     KINDS,
     SecretFinding,
@@ -37,20 +37,26 @@ from cairn.secretscan import (
     redact,
     safe_echo,
     shannon_entropy,
+    with_article,
 )
 
 __all__ = [
     "KINDS",
+    "LOGGED_QUERY_CHARS",
+    "MAX_QUERY_BYTES",
     "SecretFinding",
     "check_content",
     "check_no_secrets",
+    "check_query",
     "check_storable",
     "check_strings",
     "find_secrets",
     "is_password_value",
     "is_secret_name",
     "is_secret_value",
+    "loggable",
     "redact",
+    "refuse_secrets",
     "safe_echo",
     "shannon_entropy",
 ]
@@ -95,10 +101,16 @@ def check_no_secrets(text: str, *, field: str) -> None:
     """Refuse `text` if it holds a NUL character or seems to hold a secret; the message never
     repeats the secret. Every text a caller gives passes through here."""
     check_storable(text, field=field)
+    refuse_secrets(text, field=field)
+
+
+def refuse_secrets(text: str, *, field: str) -> None:
+    """The secret half of `check_no_secrets`, for fields that handle control characters in
+    their own validation (a scope, a date, an id)."""
     findings = find_secrets(text)
     if not findings:
         return
-    shown = [f"a {f.kind} at line {f.line}, column {f.column}" for f in findings[:5]]
+    shown = [f"{with_article(f.kind)} at line {f.line}, column {f.column}" for f in findings[:5]]
     more = f" and {len(findings) - 5} more" if len(findings) > 5 else ""
     raise Refused(
         f"{field} seems to hold a secret: {'; '.join(shown)}{more}. cairn does not store "
@@ -119,3 +131,25 @@ def check_strings(value: object, *, field: str) -> None:
     elif isinstance(value, (list, tuple)):
         for item in value:
             check_strings(item, field=field)
+
+
+MAX_QUERY_BYTES = 4096
+LOGGED_QUERY_CHARS = 500
+
+
+def check_query(text: str, *, field: str) -> None:
+    """Refuse a search phrasing over `MAX_QUERY_BYTES` (UTF-8): a query is a question, not a
+    document, and every recall keeps its query in the event log."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_QUERY_BYTES:
+        raise InvalidInput(
+            f"{field} is {size:,} bytes (UTF-8) and the limit is {MAX_QUERY_BYTES:,} bytes; ask "
+            "a short question (a sentence or a few keywords), not a pasted document."
+        )
+
+
+def loggable(text: str, *, limit: int = LOGGED_QUERY_CHARS) -> str:
+    """What the event log keeps of a caller's query: every secret replaced by a marker naming
+    its kind (`[secret: github_token]`), NULs made visible, at most `limit` characters."""
+    masked = redact(text).replace("\x00", "\ufffd")
+    return masked if len(masked) <= limit else masked[: limit - 1] + "…"

@@ -37,6 +37,7 @@ from cairn.lessons.select import BUDGET_CHARS, given_key, render, select
 from cairn.lessons.start import STOP_REMINDER, start_brief
 from cairn.models import NewEvent
 from cairn.refs import parse_ref
+from cairn.refusal import refuse_secrets, safe_echo
 from cairn.scope import visible_scopes
 from cairn.sessions.ledger import session_for_call
 from cairn.sessions.models import Session
@@ -243,11 +244,14 @@ def _check_call(tool: object, args: object, limit: object) -> tuple[str, Mapping
 
 
 def _agent_key(session_id: object) -> str:
+    if isinstance(session_id, str):
+        refuse_secrets(session_id, field="session_id")
     text = session_id.strip() if isinstance(session_id, str) else ""
     if not _AGENT_SESSION.match(text):
         raise InvalidInput(
-            f"session_id {session_id!r} is neither a cairn session (ses_..., from activate) "
-            "nor an agent's session id (letters, digits and ._:@+-, at most 200 characters)."
+            f"session_id {safe_echo(session_id)} is neither a cairn session (ses_..., from "
+            "activate) nor an agent's session id (letters, digits and ._:@+-, at most 200 "
+            "characters)."
         )
     return text
 

@@ -17,6 +17,7 @@ from cairn.secretscan.scan import (
     redact,
     safe_echo,
     secret_spans,
+    with_article,
 )
 
 __all__ = [
@@ -31,4 +32,5 @@ __all__ = [
     "safe_echo",
     "secret_spans",
     "shannon_entropy",
+    "with_article",
 ]

@@ -45,6 +45,11 @@ class SecretFinding:
         return kind_slug(self.kind)
 
 
+def with_article(kind: str) -> str:
+    """`a GitHub token`, `an AWS access key id`, `an npm token`."""
+    return f"{'an' if kind[:1].lower() in 'aeion' else 'a'} {kind}"
+
+
 def kind_slug(kind: str) -> str:
     """`GitHub token` -> `github_token`: the name a redaction marker gives."""
     return re.sub(r"[^a-z0-9]+", "_", kind.lower()).strip("_")
@@ -69,7 +74,7 @@ def safe_echo(value: object, *, limit: int = ECHO_LIMIT) -> str:
     text = value if isinstance(value, str) else repr(value)
     spans = secret_spans(text)
     if spans:
-        return f"(a value holding a {spans[0][2]}, not shown)"
+        return f"(a value holding {with_article(spans[0][2])}, not shown)"
     if len(text) > limit:
         return f"(a {len(text):,}-character value, not shown)"
     return repr(value)

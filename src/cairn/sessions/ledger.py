@@ -18,7 +18,7 @@ from typing import Any
 
 from cairn.context import Context
 from cairn.errors import Conflict, InvalidInput, InvalidScope, NotFound
-from cairn.refusal import check_no_secrets
+from cairn.refusal import check_no_secrets, refuse_secrets, safe_echo
 from cairn.scope import resolve_scope
 from cairn.sessions.models import Retrieval, Session
 
@@ -32,13 +32,16 @@ def new_session_id() -> str:
 
 
 def load_session(ctx: Context, session_id: object) -> Session:
-    """The session a call names; NotFound when there is none."""
+    """The session a call names; NotFound when there is none. The id is checked for a secret as
+    given, and an unknown one is echoed only when it holds none."""
+    if isinstance(session_id, str):
+        refuse_secrets(session_id, field="session_id")
     text = session_id.strip() if isinstance(session_id, str) else ""
     found = ctx.store.get_session(text) if _SESSION_ID.match(text) else None
     if found is None:
         raise NotFound(
-            f"there is no session {session_id!r}; pass the session_id that activate returned, "
-            "or call activate to open one."
+            f"there is no session {safe_echo(session_id)}; pass the session_id that activate "
+            "returned, or call activate to open one."
         )
     return found
 
