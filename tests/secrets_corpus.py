@@ -115,6 +115,7 @@ def _planted(g: Gen) -> list[Planted]:
         _keys_and_commands,
         _passwords,
         _disguised,
+        _config_files,
     ):
         family(g, bag)
     return bag.items
@@ -403,6 +404,43 @@ def _disguised(g: Gen, bag: Bag) -> None:
         bag.items.append(Planted(label, f"config blob: {encoded}", encoded))
 
 
+def _config_files(g: Gen, bag: Bag) -> None:
+    """Credentials in the files tools read them from: .netrc, JDBC and ADO.NET connection
+    strings, Docker and npm auth, tfvars, HTTP headers."""
+    bag.add("netrc", "machine api.heroku.com login ops@acme.io password {s}", g.alnum(24))
+    bag.add(
+        "netrc multi-line", "machine github.com\n  login ci-bot\n  password {s}\n", g.password()
+    )
+    bag.add(
+        "jdbc url",
+        "jdbc:postgresql://db:5432/app?user=app&password={s}&ssl=true",
+        g.alnum(18),
+    )
+    bag.add(
+        "ado.net",
+        "Server=tcp:acme.database.windows.net,1433;Database=app;User ID=admin;Password={s};",
+        g.password(),
+    )
+    auth = base64.b64encode(f"ci:{g.alnum(20)}".encode()).decode()
+    bag.add("docker config", '{{"auths": {{"ghcr.io": {{"auth": "{s}"}}}}}}', auth)
+    npm_auth = base64.b64encode(f"deploy:{g.password()}".encode()).decode()
+    bag.add("npmrc _auth", "_auth={s}", npm_auth)
+    bag.add("tfvars", 'db_password = "{s}"', g.password())
+    bag.add("cookie secret", "COOKIE_SECRET={s}", g.hex(64))
+    bag.add("webhook secret", "webhook_secret: {s}", g.url(32))
+    bag.add("env password letters and digits", "DB_PASSWORD={s}", "horse" + g.digits(4) + "x")
+    bag.add("sshpass quoted word", "sshpass -p '{s}' ssh pi@raspberrypi", "MyPass")
+    bag.add(
+        "prose password letters and digits", "the router password is {s}", "hunter" + g.digits(3)
+    )
+    bag.add("aws secret prose underscore", "aws_secret_access_key is {s}", g.b64(40))
+    bag.add(
+        "private token header",
+        "curl --header 'PRIVATE-TOKEN: {s}' https://gitlab.acme.io",
+        "glpat-" + g.url(20),
+    )
+
+
 def _hash(word: str, algo: str) -> str:
     return hashlib.new(algo, word.encode()).hexdigest()
 
@@ -410,7 +448,14 @@ def _hash(word: str, algo: str) -> str:
 def _look_alikes(g: Gen) -> list[str]:
     return [
         text
-        for family in (_ids_and_public_keys, _stand_ins, _references, _structured, _prose)
+        for family in (
+            _ids_and_public_keys,
+            _stand_ins,
+            _references,
+            _structured,
+            _prose,
+            _code_and_docs,
+        )
         for text in family(g)
     ]
 
@@ -602,6 +647,52 @@ def _prose(g: Gen) -> list[str]:
         ]
     )
     return out
+
+
+def _code_and_docs(g: Gen) -> list[str]:
+    """Code that handles secrets without holding one, and documentation about flags."""
+    return [
+        "password = getpass.getpass('DB password: ')",
+        'token = request.headers["Authorization"]',
+        "client = Client(api_key=api_key, timeout=30)",
+        "def login(username: str, password: str) -> Session:",
+        "self.password = password",
+        "password=form.cleaned_data['password']",
+        "if password != confirm_password: raise ValueError",
+        'password: "{{ vault_db_password }}"',
+        "password: !secret mqtt_password",
+        "token: ENC[AES256_GCM,data:Zm9vYmFy,iv:abc,tag:def,type:str]",
+        "password = var.db_password",
+        "password = random_password.db.result",
+        "auth: required",
+        "token: null",
+        "password: ''",
+        "secret: true",
+        "export PGPASSWORD",
+        'read -s -p "Password: " PASSWORD',
+        "echo $CR_PAT | docker login ghcr.io -u USERNAME --password-stdin",
+        "mysql -h db -P3306 -uroot -p",
+        'mysql -uroot -p"$(cat /run/secrets/mysql_root)"',
+        "mysql -u root -p$MYSQL_ROOT_PASSWORD shop",
+        "ssh -p 2222 deploy@10.0.0.9",
+        "psql -h db -p 5432 -U app",
+        "Pass --password when the server asks for one, or --token to use a token.",
+        "sshpass -p is insecure: the password shows up in ps; use sshpass -e instead.",
+        "curl -u username:password https://api.example.com",
+        "curl -u admin:admin http://localhost:8080/manage",
+        "curl -u api:YOUR_API_KEY https://api.mailgun.net/v3/domains",
+        "The password is hashed with bcrypt before it is stored.",
+        "The password was never committed; see SECURITY.md.",
+        "the password is sha256-hashed and salted",
+        "Our password is v2-compatible with the old client.",
+        "Remove leaked token from history (it was rotated the same day).",
+        f"data:image/png;base64,{base64.b64encode(g.raw(300)).decode()}",
+        f"kind: Secret\ndata:\n  username: {base64.b64encode(b'admin').decode()}",
+        f"client_id: {uuid.UUID(int=g.rng.getrandbits(128))}",
+        f"tenant_id = {uuid.UUID(int=g.rng.getrandbits(128))}",
+        f"password_hash: {_hash('hunter2', 'md5')}",
+        f"token_sha256 = {_hash('token', 'sha256')}",
+    ]
 
 
 def build(seed: int = SEED) -> tuple[list[Planted], list[str]]:

@@ -12,7 +12,8 @@
    of words: 8 characters of at least three classes (`Summer2024Horse!`) are enough.
 2. A password on a command line: `--password X`, `mysql -pX`, `sshpass -p X`,
    `docker login -p X`, `curl -u user:X`.
-3. A password in prose: "the password is X", "password for prod was X".
+3. A password in a `.netrc` entry (`machine host login user password X`).
+4. A password in prose: "the password is X", "password for prod was X".
 """
 
 from __future__ import annotations
@@ -124,13 +125,14 @@ def is_secret_value(value: str) -> bool:
 
 
 def _classes(value: str) -> int:
-    """How many of lower case, upper case, digits and other characters `value` uses."""
+    """How many of lower case, upper case, digits and symbols `value` uses."""
     return sum(
         (
             any(c.islower() for c in value),
             any(c.isupper() for c in value),
             any(c.isdigit() for c in value),
-            any(not c.isalnum() for c in value),
+            # separators join words and versions (`v2-compatible`), so they do not count
+            any(not c.isalnum() and c not in "-_./" for c in value),
         )
     )
 
@@ -178,12 +180,22 @@ def _assigned(value: str, match: re.Match[str]) -> bool:
     bare = unquote(value)
     if not bare:
         return False
-    return is_secret_value(bare) or (_is_password_name(name) and is_password_value(bare))
+    if is_secret_value(bare):
+        return True
+    return _is_password_name(name) and (is_password_value(bare) or _wordy(bare))
 
 
 def _given_password(value: str, _match: re.Match[str]) -> bool:
     bare = unquote(value).rstrip(".,;:)")
-    return bool(bare) and (is_password_value(bare) or is_secret_value(bare))
+    return bool(bare) and (is_password_value(bare) or is_secret_value(bare) or _wordy(bare))
+
+
+def _wordy(value: str) -> bool:
+    """A password of letters and digits (`hunter22`), told apart from a term (`sha256-hashed`)
+    by its length and the lack of separators."""
+    if len(value) < 8 or _is_reference(value) or _is_stand_in(value):
+        return False
+    return value.isalnum() and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
 def _cli_password(value: str, match: re.Match[str]) -> bool:
@@ -195,18 +207,36 @@ def _cli_password(value: str, match: re.Match[str]) -> bool:
     return user is None or user.lower() != bare.lower()
 
 
+def _flag_value(value: str, match: re.Match[str]) -> bool:
+    """After `--password`, `--token` or `sshpass -p`: a quoted value, or one that is not a plain
+    word, which is prose about the flag ("pass --password when prompted") rather than a value."""
+    if not _cli_password(value, match):
+        return False
+    bare = unquote(value)
+    if bare != value:
+        return True
+    return is_secret_value(bare) or (_classes(bare) >= 2 and len(bare) >= 6)
+
+
 _CLI = re.compile(
     r"(?<![\w-])--(?:password|passwd|pass|db-password|token|api-key|apikey|secret|"
     r"client-secret|auth-token|access-token)(?:[ \t]+|=)" + _VALUE
 )
-_CLI_SHORT = re.compile(
-    r"(?:\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b"
-    r"[^\n|;&]*?[ \t]-p(?=[^\s-])"
-    r"|\bsshpass[ \t]+-p[ \t]*|\bdocker[ \t]+login\b[^\n|;&]*?[ \t]-p[ \t]+)" + _VALUE
+_MYSQL = re.compile(
+    r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b"
+    r"[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])" + _VALUE
+)
+_DASH_P = re.compile(
+    r"(?:\bsshpass[ \t]+-p[ \t]*|\bdocker[ \t]+login\b[^\n|;&]{0,200}?[ \t]-p[ \t]+)" + _VALUE
 )
 _CLI_USER = re.compile(
-    r"\b(?:curl|wget|http)\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user[ \t=])[\"']?"
-    r"(?P<user>[^\s:\"'$]{1,80}):(?P<secret>[^\s\"'@]{1,200})"
+    r"\b(?:curl|wget|http)\b[^\n|;&]{0,200}?[ \t](?:-u[ \t]*|--user[ \t=])[\"']?"
+    r"(?P<user>[^\s:\"'$]{1,80}):(?P<secret>[^\s\"'`@]{1,200})"
+)
+# A .netrc entry: `machine host login user password X`, on one line or several.
+_NETRC = re.compile(
+    r"\b(?:machine[ \t]+\S+|default)(?:\s+(?:login|account)[ \t]+\S+){0,2}\s+password[ \t]+"
+    + _VALUE
 )
 _PROSE = re.compile(
     r"(?i:\b(?:password|passphrase|passcode|passwd|pwd)s?\b"
@@ -218,9 +248,11 @@ _PROSE = re.compile(
 
 ASSIGNED = "high-entropy value assigned to a secret name"
 CONTEXT_RULES: tuple[Rule, ...] = (
-    Rule("secret on a command line", _CLI, _cli_password),
-    Rule("secret on a command line", _CLI_SHORT, _cli_password),
+    Rule("secret on a command line", _CLI, _flag_value),
+    Rule("secret on a command line", _MYSQL, _cli_password),
+    Rule("secret on a command line", _DASH_P, _flag_value),
     Rule("secret on a command line", _CLI_USER, _cli_password),
+    Rule("password in a .netrc entry", _NETRC, _cli_password),
     Rule("password in prose", _PROSE, _given_password),
     Rule(ASSIGNED, _ASSIGNMENT, _assigned),
 )

@@ -81,8 +81,9 @@ def visible(text: str) -> View | None:
 
 
 _TOKEN_CHAR = r"[A-Za-z0-9_+/=.-]"
+# A line that ends in a full stop or `=` ends a sentence or a base64 value, not half a token.
 _WRAP = re.compile(
-    rf"(?<={_TOKEN_CHAR})(?:[\"'][ \t]*\+?)?[ \t]*\\?\r?\n[ \t]*(?:\+[ \t]*)?[\"']?"
+    r"(?<=[A-Za-z0-9_+/-])(?:[\"'][ \t]*\+?)?[ \t]*\\?\r?\n[ \t]*(?:\+[ \t]*)?[\"']?"
     rf"(?={_TOKEN_CHAR})"
 )
 

@@ -122,7 +122,7 @@ def _url_password(password: str, match: re.Match[str]) -> bool:
 
 _AWS_CONTEXT = re.compile(
     r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"
-    r"|(?i:\baws\b.{0,40}\bsecret|\bsecret.{0,40}\baws\b)",
+    r"|(?i:(?<![a-z])aws(?![a-z]).{0,40}secret|secret.{0,40}(?<![a-z])aws(?![a-z]))",
     re.DOTALL,
 )
 _AWS_NEAR = 240
