@@ -37,7 +37,7 @@ from cairn.lessons.select import BUDGET_CHARS, given_key, render, select
 from cairn.lessons.start import STOP_REMINDER, start_brief
 from cairn.models import NewEvent
 from cairn.refs import parse_ref
-from cairn.refusal import refuse_secrets, safe_echo
+from cairn.refusal import loggable, refuse_secrets, safe_echo
 from cairn.scope import visible_scopes
 from cairn.sessions.ledger import session_for_call
 from cairn.sessions.models import Session
@@ -212,7 +212,9 @@ class LessonTools(CodeTools):
                 store.add_given_lessons(rows)
                 store.touch_lesson_session(key, scope, now, changed=call.changes)
         if lessons:
-            payload = {"tool": call.tool, "targets": list(_targets(call)),
+            # A command line or URL may carry a password: the log keeps it redacted.
+            targets = [loggable(target) for target in _targets(call)]
+            payload = {"tool": loggable(call.tool), "targets": targets,
                        "refs": [lesson.ref for lesson in lessons], "session": key}  # fmt: skip
             store.add_event(NewEvent("lessons", scope, session.id if session else None, now,
                                      self._ctx.integration, None, payload))  # fmt: skip
