@@ -18,7 +18,7 @@ from typing import Any
 
 from cairn.context import Context
 from cairn.errors import Conflict, InvalidInput, InvalidScope, NotFound
-from cairn.refusal import check_no_secrets, refuse_secrets, safe_echo
+from cairn.refusal import check_no_secrets, check_strings, refuse_secrets, safe_echo
 from cairn.scope import resolve_scope
 from cairn.sessions.models import Retrieval, Session
 
@@ -121,7 +121,8 @@ def check_context(value: object) -> dict[str, Any]:
             f"task_context is {len(text)} characters as JSON, over the {MAX_CONTEXT_CHARS} limit; "
             "keep only the facts that should steer retrieval."
         )
-    check_no_secrets(text, field="task_context")
+    check_no_secrets(text, field="task_context")  # sees `"password": "..."` as a pair
+    check_strings(dict(value), field="task_context")  # sees each text as given (no escaping)
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 
