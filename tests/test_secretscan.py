@@ -130,3 +130,20 @@ def test_query_size_and_what_the_log_keeps() -> None:
     assert loggable("a\x00b") == "a\ufffdb"
     capped = loggable("word " * 1000)
     assert len(capped) == 500 and capped.endswith("…")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "-----BEGIN PRIVATE KEY-----\n" + "a: " * 5000 + "!",  # was exponential: 25 took 34 s
+        "-----BEGIN PRIVATE KEY-----\n" + "Proc-Type: 4\n" * 2000 + "!",
+        "https://" + "a:" * 5000 + "@",
+        "password for " + "a " * 5000,
+        "machine x " + "login y " * 3000,
+        "mysql " + "-p " * 5000,
+        "abcdefgh\n" * 3000,
+    ],
+)
+def test_hostile_input_is_scanned_in_linear_time(text: str) -> None:
+    # No clock here: a pattern that backtracks exponentially makes this test hang, not fail.
+    assert find_secrets(text) == []

@@ -160,8 +160,10 @@ SHAPES: tuple[Rule, ...] = (
     Rule(
         "private key",
         re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:\s|\\[nr])*(?:[A-Za-z][A-Za-z-]*:[^\n\\]*(?:\s|\\[nr])+)*"
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\s|\\[nr])*"
+            # header lines (`Proc-Type: ...`), each ended by one line break, so a line of many
+            # `a:` cannot be split into headers in exponentially many ways
+            r"(?:[A-Za-z][A-Za-z-]*:[^\n\\]*(?:\n|\\[nr])(?:\s|\\[nr])*)*"
             r"(?P<secret>[A-Za-z0-9+/=]{32,})"
         ),
         random_body,
