@@ -258,4 +258,6 @@ def _code_and_docs(g: Gen) -> list[str]:
         f"tenant_id = {uuid.UUID(int=g.rng.getrandbits(128))}",
         f"password_hash: {hexdigest('hunter2', 'md5')}",
         f"token_sha256 = {hexdigest('token', 'sha256')}",
+        "    needs_password: bool = False\n    used_password: bool = False\n    used_gssapi: bool",
+        "try:\n    import pwd\nexcept ImportError:\n    pwd = None\ntry:\n    import grp",
     ]

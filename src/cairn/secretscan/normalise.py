@@ -4,9 +4,9 @@
   joiner, byte-order mark, soft hyphen, bidi controls, variation selectors, ...) and
   compatibility forms folded (full-width `ｇｈｐ＿` is `ghp_`), so a token with a zero-width
   space inside is still one token.
-- `joined`: line breaks between two token characters removed (with a trailing `\\`, or the
-  quotes and `+` of a string literal split over two lines), so a token wrapped over two lines
-  is one token again.
+- `joined`: a line break after half a token (ten token characters or more, with a digit or
+  both cases) removed, with a trailing `\\` or the quotes and `+` of a string literal split
+  over two lines, so a token wrapped over two lines is one token again.
 - `base64_runs`: the runs that decode to text, with their decoded text, so a token that was
   base64-encoded is scanned as well.
 
@@ -80,17 +80,24 @@ def visible(text: str) -> View | None:
     return View("".join(out), tuple(origin)) if changed else None
 
 
-_TOKEN_CHAR = r"[A-Za-z0-9_+/=.-]"
-# A line that ends in a full stop or `=` ends a sentence or a base64 value, not half a token.
+# Half a token: a run of ten or more token characters with a digit or both cases in it. A line
+# that ends in a word (`False`, `used_password`), a full stop or `=` (the end of a base64 value)
+# is not cut in the middle of a token, so it is not joined to the next.
 _WRAP = re.compile(
-    r"(?<=[A-Za-z0-9_+/-])(?:[\"'][ \t]*\+?)?[ \t]*\\?\r?\n[ \t]*(?:\+[ \t]*)?[\"']?"
-    rf"(?={_TOKEN_CHAR})"
+    r"(?<![A-Za-z0-9_+/-])(?P<head>[A-Za-z0-9_+/-]{10,})"
+    r"(?P<gap>(?:[\"'][ \t]*\+?)?[ \t]*\\?\r?\n[ \t]*(?:\+[ \t]*)?[\"']?)"
+    r"(?=[A-Za-z0-9_+/=.-]{4})"
 )
 
 
+def _half_token(head: str) -> bool:
+    if any(c.isdigit() for c in head):
+        return True
+    return any(c.isupper() for c in head) and any(c.islower() for c in head)
+
+
 def joined(text: str) -> View | None:
-    """The text with wrapped token lines joined; None when no line break sits between two
-    token characters."""
+    """The text with wrapped token lines joined; None when no line ends in half a token."""
     if "\n" not in text:
         return None
     out: list[str] = []
@@ -98,7 +105,9 @@ def joined(text: str) -> View | None:
     breaks: list[int] = []
     pos = 0
     for match in _WRAP.finditer(text):
-        start, end = match.span()
+        if not _half_token(match.group("head")):
+            continue
+        start, end = match.span("gap")
         out.append(text[pos:start])
         origin.extend(range(pos, start))
         breaks.append(len(origin))
