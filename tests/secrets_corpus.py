@@ -40,6 +40,7 @@ def _planted(g: Gen) -> list[Planted]:
         _passwords,
         _disguised,
         _config_files,
+        _more_formats,
     ):
         family(g, bag)
     return bag.items
@@ -362,6 +363,27 @@ def _config_files(g: Gen, bag: Bag) -> None:
         "private token header",
         "curl --header 'PRIVATE-TOKEN: {s}' https://gitlab.acme.io",
         "glpat-" + g.url(20),
+    )
+
+
+def _more_formats(g: Gen, bag: Bag) -> None:
+    """XML and .NET config, .pgpass, generic keys stated in prose, bearer tokens, and a few
+    more prefixed services."""
+    bag.add("xml element", "<connection>\n  <password>{s}</password>\n</connection>", g.password())
+    bag.add("xml appsettings", '<add key="StripeApiKey" value="{s}" />', g.alnum(32))
+    bag.add("pgpass", "db.internal:5432:app:app_user:{s}", g.password())
+    bag.add("api key in prose", "the API key is {s} for the staging tenant", g.hex(32))
+    bag.add("token in prose", "Our access token was {s}, rotated since", g.url(40))
+    bag.add("bearer in prose", "call it with Bearer {s} and it works", g.url(48))
+    bag.add("pass name", "DB_PASS={s}", g.password())
+    bag.add("mailchimp", "mailchimp key {s}", g.hex(32) + "-us" + str(g.rng.randint(1, 20)))
+    bag.add("square", "SQUARE_TOKEN={s}", "sq0atp-" + g.url(22))
+    bag.add(
+        "teams webhook",
+        "notify {s}",
+        f"https://acme.webhook.office.com/webhookb2/{uuid.UUID(int=g.rng.getrandbits(128))}"
+        f"@{uuid.UUID(int=g.rng.getrandbits(128))}/IncomingWebhook/{g.hex(32)}"
+        f"/{uuid.UUID(int=g.rng.getrandbits(128))}",
     )
 
 

@@ -10,10 +10,9 @@
    `<your password>`) nor a stand-in (a run of one masking character, `changeme`, `example`).
    A *password* (the name ends in password, passwd, pwd or passphrase) may be shorter and made
    of words: 8 characters of at least three classes (`Summer2024Horse!`) are enough.
-2. A password on a command line: `--password X`, `mysql -pX`, `sshpass -p X`,
-   `docker login -p X`, `curl -u user:X`.
-3. A password in a `.netrc` entry (`machine host login user password X`).
-4. A password in prose: "the password is X", "password for prod was X".
+2. The same pair in XML: `<password>X</password>`, `<add key="ApiKey" value="X"/>`.
+
+Passwords on command lines, in `.netrc` and `.pgpass` files and in prose are in `commands`.
 """
 
 from __future__ import annotations
@@ -26,6 +25,8 @@ from cairn.secretscan.base import STAND_IN_MARKERS, Rule, shannon_entropy
 _SECRET_WORDS = frozenset(
     {
         "password",
+        "pass",
+        "pw",
         "passwd",
         "pwd",
         "passphrase",
@@ -39,6 +40,7 @@ _SECRET_WORDS = frozenset(
     }
 )
 _PASSWORD_WORDS = ("password", "passwd", "pwd", "passphrase", "passcode")
+_PASSWORD_NAMES = frozenset({"pass", "pw"})
 # One-word names that end in a secret word: PGPASSWORD, CLIENTSECRET, APITOKEN.
 _SECRET_ENDINGS = ("password", "passwd", "secret", "token", "apikey", "accesskey", "secretkey")
 _SECRET_KEY_QUALIFIERS = frozenset(
@@ -73,7 +75,7 @@ _ASSIGNMENT = re.compile(
     r"|[^\s\"'`,;)}\]<>]{1,300})"
 )
 _DOTTED_CODE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-_VALUE = r"(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`;|&<>]{1,200})"
+VALUE = r"(?P<secret>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`;|&<>]{1,200})"
 
 
 def _name_parts(name: str) -> list[str]:
@@ -93,10 +95,10 @@ def is_secret_name(name: str) -> bool:
 
 def _is_password_name(name: str) -> bool:
     parts = _name_parts(name)
-    return bool(parts) and parts[-1].endswith(_PASSWORD_WORDS)
+    return bool(parts) and (parts[-1].endswith(_PASSWORD_WORDS) or parts[-1] in _PASSWORD_NAMES)
 
 
-def _is_reference(value: str) -> bool:
+def is_reference(value: str) -> bool:
     """A pointer to a secret, a template or code that fetches it, not the secret itself."""
     if value[0] in "$%{<[(!@&*#" or "://" in value or value.startswith(("/", "./", "../", "~")):
         return True
@@ -105,7 +107,7 @@ def _is_reference(value: str) -> bool:
     return "(" in value or "[" in value or _DOTTED_CODE.fullmatch(value) is not None
 
 
-def _is_stand_in(value: str) -> bool:
+def is_stand_in(value: str) -> bool:
     lowered = value.lower()
     return any(marker in lowered for marker in STAND_IN_MARKERS)
 
@@ -114,9 +116,9 @@ def is_secret_value(value: str) -> bool:
     """Whether an assigned value is long and random enough to be a real credential."""
     if len(value) < 12 or any(c.isspace() for c in value):
         return False
-    if _is_reference(value) or _is_stand_in(value):
+    if is_reference(value) or is_stand_in(value):
         return False
-    if len(value) >= 24 and _classes(value) >= 3 and shannon_entropy(value) >= 4.0:
+    if len(value) >= 24 and char_classes(value) >= 3 and shannon_entropy(value) >= 4.0:
         return True  # a long generated key of every kind of character (Django's SECRET_KEY)
     segments = [s for s in re.split(r"[-_.:/]", value) if s]
     if not any(_interleaved(s) or _mixed_case_run(s) for s in segments):
@@ -124,7 +126,7 @@ def is_secret_value(value: str) -> bool:
     return len(set(value)) >= 8 and shannon_entropy(value) >= 3.0
 
 
-def _classes(value: str) -> int:
+def char_classes(value: str) -> int:
     """How many of lower case, upper case, digits and symbols `value` uses."""
     return sum(
         (
@@ -141,9 +143,9 @@ def is_password_value(value: str) -> bool:
     """A human-made password: 8+ characters of three classes (`Summer2024Horse!`)."""
     if not 8 <= len(value) <= 128 or any(c.isspace() for c in value):
         return False
-    if _is_reference(value) or _is_stand_in(value):
+    if is_reference(value) or is_stand_in(value):
         return False
-    return _classes(value) >= 3 and len(set(value)) >= 6
+    return char_classes(value) >= 3 and len(set(value)) >= 6
 
 
 def _interleaved(segment: str) -> bool:
@@ -173,8 +175,15 @@ def unquote(value: str) -> str:
     return value
 
 
+def _xml_element(value: str, match: re.Match[str]) -> bool:
+    return _assigned_pair(match.group("name"), value)
+
+
 def _assigned(value: str, match: re.Match[str]) -> bool:
-    name = match.group("name")
+    return _assigned_pair(match.group("name"), value)
+
+
+def _assigned_pair(name: str, value: str) -> bool:
     if not is_secret_name(name):
         return False
     bare = unquote(value)
@@ -182,77 +191,29 @@ def _assigned(value: str, match: re.Match[str]) -> bool:
         return False
     if is_secret_value(bare):
         return True
-    return _is_password_name(name) and (is_password_value(bare) or _wordy(bare))
+    return _is_password_name(name) and (is_password_value(bare) or wordy(bare))
 
 
-def _given_password(value: str, _match: re.Match[str]) -> bool:
-    bare = unquote(value).rstrip(".,;:)")
-    return bool(bare) and (is_password_value(bare) or is_secret_value(bare) or _wordy(bare))
-
-
-def _wordy(value: str) -> bool:
+def wordy(value: str) -> bool:
     """A password of letters and digits (`hunter22`), told apart from a term (`sha256-hashed`)
     by its length and the lack of separators."""
-    if len(value) < 8 or _is_reference(value) or _is_stand_in(value):
+    if len(value) < 8 or is_reference(value) or is_stand_in(value):
         return False
     return value.isalnum() and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
-def _cli_password(value: str, match: re.Match[str]) -> bool:
-    """A password a tool is given on its command line: any that is not a reference."""
-    bare = unquote(value)
-    if len(bare) < 4 or _is_reference(bare) or _is_stand_in(bare):
-        return False
-    user = match.groupdict().get("user")
-    return user is None or user.lower() != bare.lower()
-
-
-def _flag_value(value: str, match: re.Match[str]) -> bool:
-    """After `--password`, `--token` or `sshpass -p`: a quoted value, or one that is not a plain
-    word, which is prose about the flag ("pass --password when prompted") rather than a value."""
-    if not _cli_password(value, match):
-        return False
-    bare = unquote(value)
-    if bare != value:
-        return True
-    return is_secret_value(bare) or (_classes(bare) >= 2 and len(bare) >= 6)
-
-
-_CLI = re.compile(
-    r"(?<![\w-])--(?:password|passwd|pass|db-password|token|api-key|apikey|secret|"
-    r"client-secret|auth-token|access-token)(?:[ \t]+|=)" + _VALUE
+_XML_ELEMENT = re.compile(
+    r"<(?P<name>[A-Za-z_][\w.:-]{0,79})(?:[ \t][^<>\n]{0,200})?>"
+    r"(?P<secret>[^<>\n]{1,300})</(?P=name)>"
 )
-_MYSQL = re.compile(
-    r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b"
-    r"[^\n|;&]{0,200}?[ \t]-p(?=[^\s-])" + _VALUE
-)
-_DASH_P = re.compile(
-    r"(?:\bsshpass[ \t]+-p[ \t]*|\bdocker[ \t]+login\b[^\n|;&]{0,200}?[ \t]-p[ \t]+)" + _VALUE
-)
-_CLI_USER = re.compile(
-    r"\b(?:curl|wget|http)\b[^\n|;&]{0,200}?[ \t](?:-u[ \t]*|--user[ \t=])[\"']?"
-    r"(?P<user>[^\s:\"'$]{1,80}):(?P<secret>[^\s\"'`@]{1,200})"
-)
-# A .netrc entry: `machine host login user password X`, on one line or several.
-_NETRC = re.compile(
-    r"\b(?:machine[ \t]+\S+|default)(?:\s+(?:login|account)[ \t]+\S+){0,2}\s+password[ \t]+"
-    + _VALUE
-)
-_PROSE = re.compile(
-    r"(?i:\b(?:password|passphrase|passcode|passwd|pwd)s?\b"
-    r"(?:[ \t]+(?:for|of|to|on)(?:[ \t]+[\w.@/-]{1,60}){1,3}?)?"
-    # the longer phrasings first: a regex does not come back to try them once the value fails
-    r"[ \t]+(?:(?:is|was|has[ \t]+been)[ \t]+(?:now|set[ \t]+to|changed[ \t]+to|reset[ \t]+to)"
-    r"|(?:set|changed|reset)[ \t]+to|is|was)[ \t]*:?[ \t]*)" + _VALUE
+_XML_KEY_VALUE = re.compile(
+    r"\b(?:key|name)=[\"'](?P<name>[A-Za-z_][\w.:-]{0,79})[\"'][ \t]+value="
+    r"(?P<secret>\"[^\"\n]{1,300}\"|'[^'\n]{1,300}')"
 )
 
 ASSIGNED = "high-entropy value assigned to a secret name"
-CONTEXT_RULES: tuple[Rule, ...] = (
-    Rule("secret on a command line", _CLI, _flag_value),
-    Rule("secret on a command line", _MYSQL, _cli_password),
-    Rule("secret on a command line", _DASH_P, _flag_value),
-    Rule("secret on a command line", _CLI_USER, _cli_password),
-    Rule("password in a .netrc entry", _NETRC, _cli_password),
-    Rule("password in prose", _PROSE, _given_password),
+ASSIGNMENT_RULES: tuple[Rule, ...] = (
+    Rule(ASSIGNED, _XML_ELEMENT, _xml_element),
+    Rule(ASSIGNED, _XML_KEY_VALUE, _xml_element),
     Rule(ASSIGNED, _ASSIGNMENT, _assigned),
 )

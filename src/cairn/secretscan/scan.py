@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cairn.secretscan.assigned import CONTEXT_RULES
+from cairn.secretscan.assigned import ASSIGNMENT_RULES
 from cairn.secretscan.base import Rule, matches
+from cairn.secretscan.commands import CONTEXT_RULES, FALLBACK_RULES
 from cairn.secretscan.normalise import base64_runs, joined, visible
 from cairn.secretscan.shapes import SHAPES
 
-RULES: tuple[Rule, ...] = (*SHAPES, *CONTEXT_RULES)
+RULES: tuple[Rule, ...] = (*SHAPES, *CONTEXT_RULES, *ASSIGNMENT_RULES, *FALLBACK_RULES)
 BASE64_PREFIX = "base64-encoded "
 # Every kind a finding can name (the base64 pass prefixes one of the others).
 KINDS: frozenset[str] = frozenset(rule.kind for rule in RULES)

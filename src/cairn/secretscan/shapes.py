@@ -55,6 +55,13 @@ _PREFIXED: tuple[tuple[str, str, bool], ...] = (
     ("age secret key", r"AGE-SECRET-KEY-1(?P<secret>[02-9AC-HJ-NP-Z]{58})", False),
     ("Mailgun API key", r"key-(?P<secret>[0-9a-zA-Z]{32})", False),
     ("Twilio key", r"(?:SK|AC)(?P<secret>[0-9a-fA-F]{32})", True),
+    ("Mailchimp API key", r"(?P<secret>[0-9a-f]{32})-us\d{1,2}", True),
+    ("Square token", r"sq0(?:atp|csp)-(?P<secret>[A-Za-z0-9_-]{22,43})", False),
+    (
+        "Braintree access token",
+        r"access_token\$production\$(?P<secret>[a-z0-9]{16}\$[a-f0-9]{32})",
+        False,
+    ),
     ("Azure AD client secret", r"[A-Za-z0-9_~.-]{3}\dQ~(?P<secret>[A-Za-z0-9_~.-]{31,34})", False),
 )
 
@@ -212,6 +219,12 @@ SHAPES: tuple[Rule, ...] = (
             r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/-]{20,})"
         ),
         random_body,
+    ),
+    Rule(
+        "Microsoft Teams webhook URL",
+        # the Power Automate kind is signed with `sig=`, which the SAS rule finds
+        re.compile(r"\.webhook\.office\.com/webhookb2/(?P<secret>[A-Za-z0-9@/-]{40,})"),
+        lambda s, m: looks_random(s.replace("-", "")),
     ),
     Rule(
         "Discord webhook URL",
