@@ -276,7 +276,7 @@ def _passwords(g: Gen, bag: Bag) -> None:
     bag.add(
         "secret_key django",
         "SECRET_KEY = '{s}'",
-        g.pick(ALNUM + "!@#%^&*(-_=+)", 50).replace("(", "-"),
+        g.pick(ALNUM + "!@#%^&*(-_=+)", 50),
     )
     bag.add(
         "k8s secret data",

@@ -271,4 +271,5 @@ def _code_and_docs(g: Gen) -> list[str]:
         "If the token is expired, refresh it with the refresh token.",
         "bypass: true",
         "12:30:45:99:ok",
+        "fe80:0:0:0:abcd",
     ]

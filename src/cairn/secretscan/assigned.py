@@ -98,13 +98,22 @@ def _is_password_name(name: str) -> bool:
     return bool(parts) and (parts[-1].endswith(_PASSWORD_WORDS) or parts[-1] in _PASSWORD_NAMES)
 
 
+# Where a value only points at a secret: `$X`, `${X}`, `%(x)s`, `{x}`, `<x>`, `[x]`, `(x)`, a
+# YAML tag, anchor or alias (`!vault`, `&db`, `*db`), a decorator or a comment (`@x`, `#x`).
+_REFERENCE_START = re.compile(r"[$%{<\[(]|[!&*@#][A-Za-z_][\w.-]*$")
+# Code that fetches it: a call or a subscript (`os.environ["X"]`, `getenv("X")`).
+_CODE = re.compile(r"[A-Za-z_][\w.]*(?:\(.*\)|\[.*\])$")
+
+
 def is_reference(value: str) -> bool:
     """A pointer to a secret, a template or code that fetches it, not the secret itself."""
-    if value[0] in "$%{<[(!@&*#" or "://" in value or value.startswith(("/", "./", "../", "~")):
+    if _REFERENCE_START.match(value) or "://" in value:
+        return True
+    if value.startswith(("/", "./", "../", "~")):
         return True
     if "${" in value or "$(" in value or "{{" in value:
         return True
-    return "(" in value or "[" in value or _DOTTED_CODE.fullmatch(value) is not None
+    return _CODE.fullmatch(value) is not None or _DOTTED_CODE.fullmatch(value) is not None
 
 
 def is_stand_in(value: str) -> bool:

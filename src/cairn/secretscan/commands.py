@@ -91,7 +91,10 @@ _BEARER = re.compile(r"\b[Bb]earer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{20,}=*)")
 
 
 def _pgpass(value: str, match: re.Match[str]) -> bool:
-    return value != "*" and _cli_password(value, match)
+    """Not `*`, and not a short word (`fe80:0:0:0:abcd` is an address, not a .pgpass line)."""
+    if value == "*" or not _cli_password(value, match):
+        return False
+    return char_classes(value) >= 2 or len(value) >= 8
 
 
 def _random_value(value: str, _match: re.Match[str]) -> bool:
