@@ -11,9 +11,10 @@ text winning:
    forty-character AWS secret keys near an AWS key id. Each must also look random, so
    documentation stand-ins pass.
 2. Values given by their surroundings: assigned to a secret-bearing name (`password`,
-   `api_key`, `client_secret`, ...; `password_file` and `token_url` are not such names),
-   passed as a password on a command line (`--password X`, `mysql -pX`, `sshpass -p X`), or
-   stated in prose ("the password is X").
+   `api_key`, `client_secret`, ...; `password_file` and `token_url` are not such names) in
+   code, config or XML, passed on a command line (`--password X`, `mysql -pX`,
+   `sshpass -p X`, `curl -u user:X`), written in `.netrc` or `.pgpass`, or stated in prose
+   ("the password is X", "the API key is X").
 
 Before matching, invisible characters are removed and full-width forms folded; then wrapped
 lines are joined, and base64 runs that decode to text are scanned too.

@@ -2,7 +2,8 @@
 redacts. `cairn.refusal` is the public face; these modules hold the rules.
 
 - `shapes`: provider prefixes, key blocks, signed tokens, URLs with a password.
-- `assigned`: values assigned to secret names, passwords on command lines and in prose.
+- `assigned`: values assigned to secret names (`KEY=value`, YAML, JSON, XML).
+- `commands`: passwords on command lines, in `.netrc` and `.pgpass`, and keys stated in prose.
 - `normalise`: the views that undo disguises (invisible characters, wrapped lines, base64).
 - `scan`: running the rules, redacting, and describing a value without repeating it.
 """
