@@ -170,3 +170,11 @@ def test_safe_echo() -> None:
     assert safe_echo(f"2026-01-01 {AKIA}") == "(a value holding an AWS access key id, not shown)"
     assert safe_echo("y" * 81) == "(a 81-character value, not shown)"
     assert safe_echo("y" * 80) == repr("y" * 80)
+
+
+def test_observed_branches_and_commits_are_checked(mem: Cairn) -> None:
+    with pytest.raises(Refused, match="branch seems to hold a secret"):
+        mem.observe_merge(f"feature/{GH}", scope=SCOPE)
+    with pytest.raises(Refused, match="commit seems to hold a secret"):
+        mem.observe_revert(AKIA, scope=SCOPE)
+    assert GH not in _exported(mem) and AKIA not in _exported(mem)

@@ -204,6 +204,8 @@ class CodeTools(ToolBase):
     def _observe(
         self, kind: str, subject: str, cwd: str | Path | None, scope: str | None
     ) -> ActResult:
+        # The subject is stored with the act and its event, so it is checked as given.
+        check_strings(subject, field="commit" if kind == "revert" else "branch")
         resolved = self.scope_for(scope, cwd)
         return acts.observe(self._ctx, kind, subject, resolved, self._project_root(resolved, cwd))
 
