@@ -272,4 +272,9 @@ def _code_and_docs(g: Gen) -> list[str]:
         "bypass: true",
         "12:30:45:99:ok",
         "fe80:0:0:0:abcd",
+        "presence_token = self.presence_token.weight.unsqueeze(0).expand(b, -1, -1)",
+        "self.cross_attn_image_to_token = Sam3TrackerAttention(config)",
+        "password: Annotated[str, typer.Option(prompt=True, hide_input=True)]",
+        "self.session.auth = HTTPKerberosAuth(**self.kerb_kwargs)",
+        "# First pass: decided_mask==0, every element is undecided",
     ]

@@ -25,8 +25,6 @@ from cairn.secretscan.base import STAND_IN_MARKERS, Rule, shannon_entropy
 _SECRET_WORDS = frozenset(
     {
         "password",
-        "pass",
-        "pw",
         "passwd",
         "pwd",
         "passphrase",
@@ -40,6 +38,8 @@ _SECRET_WORDS = frozenset(
     }
 )
 _PASSWORD_WORDS = ("password", "passwd", "pwd", "passphrase", "passcode")
+# Short for password only in an environment variable (`DB_PASS`, `SMTP_PW`): elsewhere
+# "first pass: ..." is prose.
 _PASSWORD_NAMES = frozenset({"pass", "pw"})
 # One-word names that end in a secret word: PGPASSWORD, CLIENTSECRET, APITOKEN.
 _SECRET_ENDINGS = ("password", "passwd", "secret", "token", "apikey", "accesskey", "secretkey")
@@ -90,6 +90,8 @@ def is_secret_name(name: str) -> bool:
     last = parts[-1]
     if last in _SECRET_WORDS or last.endswith(_SECRET_ENDINGS):
         return True
+    if last in _PASSWORD_NAMES:
+        return len(parts) > 1 and name.isupper()
     return last == "key" and len(parts) > 1 and parts[-2] in _SECRET_KEY_QUALIFIERS
 
 
@@ -101,8 +103,10 @@ def _is_password_name(name: str) -> bool:
 # Where a value only points at a secret: `$X`, `${X}`, `%(x)s`, `{x}`, `<x>`, `[x]`, `(x)`, a
 # YAML tag, anchor or alias (`!vault`, `&db`, `*db`), a decorator or a comment (`@x`, `#x`).
 _REFERENCE_START = re.compile(r"[$%{<\[(]|[!&*@#][A-Za-z_][\w.-]*$")
-# Code that fetches it: a call or a subscript (`os.environ["X"]`, `getenv("X")`).
-_CODE = re.compile(r"[A-Za-z_][\w.]*(?:\(.*\)|\[.*\])$")
+# Code that fetches it: a call or a subscript (`os.environ["X"]`, `getenv("X")`,
+# `self.token.weight.unsqueeze(0)`), without the symbols that generated keys are made of.
+_CODE = re.compile(r"[A-Za-z_][\w.]*[(\[]")
+_KEY_SYMBOLS = frozenset("!@#$%^&~|`")
 
 
 def is_reference(value: str) -> bool:
@@ -113,7 +117,9 @@ def is_reference(value: str) -> bool:
         return True
     if "${" in value or "$(" in value or "{{" in value:
         return True
-    return _CODE.fullmatch(value) is not None or _DOTTED_CODE.fullmatch(value) is not None
+    if _CODE.match(value) and not _KEY_SYMBOLS.intersection(value):
+        return True
+    return _DOTTED_CODE.fullmatch(value) is not None
 
 
 def is_stand_in(value: str) -> bool:
