@@ -19,6 +19,7 @@ from cairn.refusal import (
     is_secret_value,
     shannon_entropy,
 )
+from cairn.secretscan import with_article
 
 # --- blank and oversized content ------------------------------------------------------------
 
@@ -181,7 +182,6 @@ ASSIGNMENTS: list[str] = [
     f"auth: {RANDOM}",
     f'accessToken := "{RANDOM}"',
     f"'private_key' => '{RANDOM}',",
-    f"--token={RANDOM}",
     f'token: str = "{RANDOM}"',
     f"spring.datasource.password={RANDOM}",
     f"apikey={RANDOM}",
@@ -207,7 +207,7 @@ def test_known_secret_shapes_are_found(kind: str, text: str, secret: str) -> Non
     with pytest.raises(Refused) as info:
         check_no_secrets(text, field="content")
     message = info.value.message
-    assert f"a {kind} at line 1" in message
+    assert f"{with_article(kind)} at line 1" in message
     assert message.startswith("content seems to hold a secret")
     assert "remove it" in message and "environment variable" in message and "vault" in message
     _assert_not_echoed(message, secret)

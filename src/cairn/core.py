@@ -34,6 +34,7 @@ from cairn.models import (
     RememberResult,
 )
 from cairn.ranking.recall import RecallQuery, Scored, retrieve_noting
+from cairn.refusal import check_query, loggable
 from cairn.remember import build_claim, embed_claims, remember_batch, store_claim, validate_type
 from cairn.retrieval_tools import RetrievalTools, check_kind, memory_budget, with_pages
 from cairn.scope import visible_scopes
@@ -229,6 +230,7 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is blank; say what you are looking for.")
+        check_query(query, field="query")
         # The arguments first; the session's state (closed, other scope) after them.
         mode = check_evidence_mode(evidence)
         moment = parse_when(as_of, field="as_of", end_of_day=True) if as_of else None
@@ -279,8 +281,9 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
     ) -> int:
         now, store = self._ctx.clock(), self.store
         payload = {
-            "query": request.text,
-            "also": list(request.also),
+            # Kept for feedback and stats, never verbatim: capped, and secrets replaced by markers.
+            "query": loggable(request.text),
+            "also": [loggable(phrasing) for phrasing in request.also],
             "as_of": request.filt.as_of.isoformat() if request.filt.as_of else None,
             "refs": list(returned) or [s.memory.ref for s in ranked],
         }
@@ -407,7 +410,10 @@ def _check_limit(limit: object) -> int:
 
 
 def _check_also(also: Sequence[str] | None) -> tuple[str, ...]:
-    phrasings = tuple(a.strip() for a in also or () if isinstance(a, str) and a.strip())
+    given = [a for a in also or () if isinstance(a, str)]
+    for phrasing in given:
+        check_query(phrasing, field="an also phrasing")
+    phrasings = tuple(a.strip() for a in given if a.strip())
     if len(phrasings) > 3:
         raise InvalidInput(f"also takes at most 3 other phrasings; {len(phrasings)} given.")
     return phrasings

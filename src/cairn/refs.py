@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 
 from cairn.errors import InvalidRef
+from cairn.refusal import safe_echo
 
 _REF = re.compile(r"^(mem|evt|ret|ep|proc|doc|act|tidy)_(\d{1,18})$")
 
@@ -15,8 +16,8 @@ def parse_ref(ref: str, *, kind: str) -> int:
     match = _REF.match(ref.strip()) if isinstance(ref, str) else None
     if not match or match[1] != kind:
         raise InvalidRef(
-            f"{ref!r} is not a {kind} ref; {kind} refs look like {kind}_12 (as returned by "
-            "remember and recall)."
+            f"{safe_echo(ref)} is not a {kind} ref; {kind} refs look like {kind}_12 (as returned "
+            "by remember and recall)."
         )
     return int(match[2])
 

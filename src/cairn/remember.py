@@ -38,7 +38,7 @@ from cairn.models import (
     default_durability,
 )
 from cairn.refs import event_ref, memory_ref
-from cairn.refusal import check_content, check_no_secrets
+from cairn.refusal import check_content, check_strings, safe_echo
 from cairn.scope import current_branch
 from cairn.sessions.ledger import claim_scope, require_open
 from cairn.sessions.relations import check_relations, relate
@@ -124,7 +124,8 @@ def validate_type(value: object) -> str:
     name = value.strip().lower() if isinstance(value, str) else ""
     if name not in MEMORY_TYPES:
         raise UnknownType(
-            f"type {value!r} is not one of the ten memory types: {', '.join(MEMORY_TYPES)}. "
+            f"type {safe_echo(value)} is not one of the ten memory types: "
+            f"{', '.join(MEMORY_TYPES)}. "
             "Pick the closest (a durable truth is a fact; a rule is a constraint)."
         )
     return name
@@ -142,6 +143,7 @@ def build_claim(ctx: Context, args: Mapping[str, Any], default_cwd: Path) -> Cla
     if not isinstance(content, str):
         raise InvalidInput("content is required and must be text: the claim to remember.")
     check_content(content, max_bytes=ctx.settings.max_content_bytes)
+    _refuse_secrets(args)
     mtype = validate_type(args.get("type"))
     # A closed session is a state conflict: reported after every argument is checked.
     scope = claim_scope(ctx, args, default_cwd, closed_ok=True)
@@ -171,26 +173,16 @@ def build_claim(ctx: Context, args: Mapping[str, Any], default_cwd: Path) -> Cla
             ctx, _optional_text(args, "source_ref"), args.get("cwd"), scope, default_cwd
         ),
     )
-    _refuse_secrets(claim)
     if args.get("session_id") is not None:
         require_open(ctx, args["session_id"])
     return claim
 
 
-def _refuse_secrets(claim: Claim) -> None:
-    fields: dict[str, str | None] = {
-        "content": claim.content,
-        "summary": claim.summary,
-        "reason": claim.reason,
-        "source_ref": claim.source_ref,
-        "tags": " ".join(claim.tags),
-        "diff_text": claim.diff_text,
-        "diff_files": " ".join(claim.diff_files),
-        "error_trace": claim.error_trace,
-    }
-    for name, text in fields.items():
-        if text:
-            check_no_secrets(text, field=name)
+def _refuse_secrets(args: Mapping[str, Any]) -> None:
+    """Every text of the call, as given: before it is stripped, lowercased (tags), collapsed or
+    cut (summary), parsed (occurred_at, scope, session_id) or echoed in an error."""
+    for name in sorted(args, key=lambda n: (n != "content", n)):
+        check_strings(args[name], field=name)
 
 
 def _ref_list(value: object, name: str) -> list[str]:
@@ -233,8 +225,8 @@ def _durability(value: object, mtype: str) -> str:
         return default_durability(mtype)
     if value not in DURABILITIES:
         raise InvalidInput(
-            f"durability {value!r} is not one of {', '.join(DURABILITIES)}; omit it to use the "
-            f"default for {mtype} ({default_durability(mtype)})."
+            f"durability {safe_echo(value)} is not one of {', '.join(DURABILITIES)}; omit it to "
+            f"use the default for {mtype} ({default_durability(mtype)})."
         )
     return str(value)
 

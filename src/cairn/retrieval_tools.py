@@ -20,6 +20,7 @@ from cairn import pages
 from cairn.code.tools import CodeTools
 from cairn.errors import InvalidInput
 from cairn.models import Hit, RecallResult
+from cairn.refusal import check_query
 from cairn.reindex import DEFAULT_BATCH, ReindexReport, reindex
 from cairn.scope import visible_scopes
 from cairn.stats import page_stats
@@ -63,6 +64,7 @@ class RetrievalTools(CodeTools):
         """
         if not isinstance(text, str) or not text.strip():
             raise InvalidInput("query text is blank; give a short phrase to look up.")
+        check_query(text, field="query")
         most = self._ctx.settings.max_recall_items
         count = most if limit is None else limit
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= most:

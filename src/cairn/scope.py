@@ -40,6 +40,7 @@ from urllib.parse import unquote
 
 from cairn.errors import InvalidInput, InvalidScope
 from cairn.gitproc import git_process
+from cairn.refusal import refuse_secrets, safe_echo
 from cairn.scope_file import configured_scope
 
 __all__ = [
@@ -85,9 +86,13 @@ _MAX_LOCAL_HOPS = 3
 
 
 def parse_scope(text: str) -> str:
-    """Validate a scope and return its canonical form (kind lowercased, outer blanks stripped)."""
+    """Validate a scope and return its canonical form (kind lowercased, outer blanks stripped).
+
+    A scope is stored with every memory and event and echoed in answers, so it is checked for
+    secrets first, as given (`user:ghp_...` is refused, not stored)."""
     if not isinstance(text, str):
         raise InvalidScope(f"scope must be a string, not {type(text).__name__}. {_EXPECTED}")
+    refuse_secrets(text, field="scope")
     stripped = text.strip()
     shown = _show(text)
     if stripped.lower() == GLOBAL:
@@ -217,17 +222,18 @@ def _existing_dir(cwd: str | Path) -> Path:
         exists, is_dir = path.exists(), path.is_dir()
     except (OSError, RuntimeError, ValueError) as exc:
         raise InvalidInput(
-            f"cwd {str(cwd)!r} cannot be used ({exc}); pass an existing directory or an "
+            f"cwd {safe_echo(str(cwd))} cannot be used ({exc}); pass an existing directory or an "
             "explicit scope such as `project:github.com/acme/api`."
         ) from None
     if not exists:
         raise InvalidInput(
-            f"cwd {str(cwd)!r} does not exist; pass the directory you are working in, or an "
-            "explicit scope such as `project:github.com/acme/api`."
+            f"cwd {safe_echo(str(cwd))} does not exist; pass the directory you are working in, "
+            "or an explicit scope such as `project:github.com/acme/api`."
         )
     if not is_dir:
         raise InvalidInput(
-            f"cwd {str(cwd)!r} is a file, not a directory; pass the directory that holds it."
+            f"cwd {safe_echo(str(cwd))} is a file, not a directory; pass the directory that "
+            "holds it."
         )
     return path
 
@@ -333,4 +339,4 @@ def _codepoint(ch: str) -> str:
 
 
 def _show(text: str) -> str:
-    return repr(text if len(text) <= 80 else text[:77] + "...")
+    return safe_echo(text)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 
 from cairn.errors import InvalidInput
+from cairn.refusal import check_no_secrets, safe_echo
 
 MAX_TAGS = 20
 MAX_TAG_CHARS = 64
@@ -33,17 +34,19 @@ _TOPICS: dict[str, tuple[str, ...]] = {
 
 
 def normalise_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """Tags lowercased, whitespace collapsed, duplicates dropped. Each is checked for a secret
+    as given: lowercased, a token no longer has the shape that gives it away."""
     out: list[str] = []
     for raw in tags:
         if not isinstance(raw, str):
-            raise InvalidInput(f"tag {raw!r} is not text; pass tags as a list of strings.")
+            raise InvalidInput(f"tag {safe_echo(raw)} is not text; pass tags as a list of strings.")
+        check_no_secrets(raw, field="tags")
         tag = " ".join(raw.strip().lower().split())
         if not tag:
             continue
         if len(tag) > MAX_TAG_CHARS:
             raise InvalidInput(
-                f"tag {tag[:20]!r}... is {len(tag)} characters; keep tags under "
-                f"{MAX_TAG_CHARS} (a word or two)."
+                f"a tag is {len(tag)} characters; keep tags under {MAX_TAG_CHARS} (a word or two)."
             )
         if tag not in out:
             out.append(tag)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 
 from cairn.errors import InvalidInput
+from cairn.refusal import refuse_secrets, safe_echo
 
 Clock = Callable[[], datetime]
 
@@ -43,6 +44,9 @@ def parse_when(value: str | date | datetime, *, field: str, end_of_day: bool) ->
         return as_utc(value)
     if isinstance(value, date):
         return _day_bound(value, end_of_day)
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be a date or datetime as text, e.g. 2026-08-01.")
+    refuse_secrets(value, field=field)
     text = value.strip()
     if not text:
         raise InvalidInput(f"{field} is blank; give a date like 2026-08-01 or 2026-08-01T14:00Z.")
@@ -55,8 +59,8 @@ def parse_when(value: str | date | datetime, *, field: str, end_of_day: bool) ->
         return as_utc(datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T", 1)))
     except ValueError:
         raise InvalidInput(
-            f"{field}={value!r} is not a date or datetime; use ISO 8601 such as 2026-08-01, "
-            "2026-08-01T14:00:00Z or 2026-08-01 14:00:00+02:00."
+            f"{field}={safe_echo(value)} is not a date or datetime; use ISO 8601 such as "
+            "2026-08-01, 2026-08-01T14:00:00Z or 2026-08-01 14:00:00+02:00."
         ) from None
 
 

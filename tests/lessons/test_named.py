@@ -120,3 +120,16 @@ def test_procedures_whose_context_names_the_call(repo: Repo, writer: Cairn, agen
     assert [lesson.ref for lesson in result.lessons] == [done.procedure_id]
     assert result.lessons[0].type == "procedure"
     assert result.lessons[0].why == "procedure whose context names `npm publish`"
+
+
+def test_a_password_in_a_command_is_not_kept_in_the_lessons_log(
+    repo: Repo, writer: Cairn, agent: Cairn
+) -> None:
+    warn = writer.remember("`mysql` against prod needs the VPN first", type="warning",
+                           cwd=repo.path).memory_id  # fmt: skip
+    password = "Maple" + "4821" + "Horse!"
+    result = agent.lessons("Bash", f"mysql -u root -p{password} shop", cwd=repo.path)
+    assert [lesson.ref for lesson in result.lessons] == [warn]
+    [event] = [e for e in agent.store.iter_events() if e.kind == "lessons"]
+    logged = repr(event.payload)
+    assert password not in logged and "[secret: secret_on_a_command_line]" in logged

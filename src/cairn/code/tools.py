@@ -32,6 +32,7 @@ from cairn.code.records import (
 from cairn.errors import InvalidInput
 from cairn.models import Hit, Memory, RecallResult
 from cairn.refs import parse_ref
+from cairn.refusal import check_strings
 from cairn.scope import visible_scopes
 from cairn.stats import citation_health, index_freshness, recall_rates
 from cairn.toolbase import ToolBase
@@ -150,6 +151,8 @@ class CodeTools(ToolBase):
         session_id: str | None = None,
     ) -> BranchGoal:
         """Say what the branch is for; the brief shows it (the newest goal wins)."""
+        for name, value in (("goal", goal), ("branch", branch), ("session_id", session_id)):
+            check_strings(value, field=name)  # stored as given, so checked as given
         text = " ".join(goal.split()) if isinstance(goal, str) else ""
         if not text or len(text) > MAX_GOAL_CHARS:
             raise InvalidInput(
@@ -201,6 +204,8 @@ class CodeTools(ToolBase):
     def _observe(
         self, kind: str, subject: str, cwd: str | Path | None, scope: str | None
     ) -> ActResult:
+        # The subject is stored with the act and its event, so it is checked as given.
+        check_strings(subject, field="commit" if kind == "revert" else "branch")
         resolved = self.scope_for(scope, cwd)
         return acts.observe(self._ctx, kind, subject, resolved, self._project_root(resolved, cwd))
 

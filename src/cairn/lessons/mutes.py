@@ -16,6 +16,7 @@ from cairn.errors import InvalidInput
 from cairn.lessons.models import MUTE_KINDS, MuteRule
 from cairn.lessons.paths import glob_match
 from cairn.models import MEMORY_TYPES
+from cairn.refusal import check_no_secrets, safe_echo
 from cairn.tags import normalise_tags
 
 MUTABLE_TYPES: tuple[str, ...] = (*MEMORY_TYPES, "procedure")
@@ -28,12 +29,13 @@ def check_rule(kind: str, value: object) -> tuple[str, str]:
         raise InvalidInput(f"a mute rule is by {', '.join(MUTE_KINDS)}; {kind!r} is none of them.")
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(f"a mute rule by {kind} needs a value, e.g. {_example(kind)}.")
+    check_no_secrets(value, field=kind)  # the rule is stored and listed
     text = value.strip()
     if kind == "type":
         lowered = text.lower()
         if lowered not in MUTABLE_TYPES:
             raise InvalidInput(
-                f"{text!r} is not a memory type; mute one of {', '.join(MUTABLE_TYPES)}."
+                f"{safe_echo(text)} is not a memory type; mute one of {', '.join(MUTABLE_TYPES)}."
             )
         return kind, lowered
     if kind == "tag":
@@ -47,7 +49,7 @@ def _check_path(text: str) -> str:
         path = path[2:]
     if path.startswith(("/", "~")) or len(path) > MAX_PATH_CHARS or ".." in path.split("/"):
         raise InvalidInput(
-            f"mute path {text!r} must be a path or glob relative to the repository root, "
+            f"mute path {safe_echo(text)} must be a path or glob relative to the repository root, "
             "e.g. 'docs/**' or 'migrations/*.sql'."
         )
     return path

@@ -43,6 +43,7 @@ from cairn.lessons.select import BUDGET_CHARS, given_key, render, select
 from cairn.lessons.start import STOP_REMINDER, start_brief
 from cairn.models import NewEvent
 from cairn.refs import parse_ref
+from cairn.refusal import loggable, refuse_secrets, safe_echo
 from cairn.scope import current_branch, visible_scopes
 from cairn.sessions.ledger import session_for_call
 from cairn.sessions.models import Session
@@ -264,7 +265,9 @@ class LessonTools(CodeTools):
                 store.add_given_lessons(rows)
                 store.touch_lesson_session(key, scope, now, changed=call.changes)
         if lessons:
-            payload = {"tool": call.tool, "targets": list(_targets(call)),
+            # A command line or URL may carry a password: the log keeps it redacted.
+            targets = [loggable(target) for target in _targets(call)]
+            payload = {"tool": loggable(call.tool), "targets": targets,
                        "refs": [lesson.ref for lesson in lessons], "session": key}  # fmt: skip
             store.add_event(NewEvent("lessons", scope, session.id if session else None, now,
                                      self._ctx.integration, None, payload))  # fmt: skip
@@ -296,11 +299,14 @@ def _check_call(tool: object, args: object, limit: object) -> tuple[str, Mapping
 
 
 def _agent_key(session_id: object) -> str:
+    if isinstance(session_id, str):
+        refuse_secrets(session_id, field="session_id")
     text = session_id.strip() if isinstance(session_id, str) else ""
     if not _AGENT_SESSION.match(text):
         raise InvalidInput(
-            f"session_id {session_id!r} is neither a cairn session (ses_..., from activate) "
-            "nor an agent's session id (letters, digits and ._:@+-, at most 200 characters)."
+            f"session_id {safe_echo(session_id)} is neither a cairn session (ses_..., from "
+            "activate) nor an agent's session id (letters, digits and ._:@+-, at most 200 "
+            "characters)."
         )
     return text
 

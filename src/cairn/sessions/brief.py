@@ -155,13 +155,13 @@ def _open(ctx: Context, session: Session, shown: list[str]) -> Retrieval:
 def _check_task(task: object) -> str:
     if not isinstance(task, str) or not task.strip():
         raise InvalidInput("task is blank; say in a sentence what this session is for.")
+    check_no_secrets(task, field="task")  # as given: collapsing lines would join a split token
     text = " ".join(task.split())
     if len(text) > MAX_TASK_CHARS:
         raise InvalidInput(
             f"task is {len(text)} characters; keep it under {MAX_TASK_CHARS} and put details "
             "in task_context."
         )
-    check_no_secrets(text, field="task")
     return text
 
 

@@ -20,7 +20,7 @@ from cairn.errors import Conflict, InvalidInput
 from cairn.evidence import check_cites, record_cites, record_named_cites
 from cairn.models import NewEvent
 from cairn.refs import memory_ref
-from cairn.refusal import check_no_secrets
+from cairn.refusal import check_no_secrets, safe_echo
 from cairn.sessions.ledger import load_session, pending_retrievals, require_open
 from cairn.sessions.models import OUTCOMES, CommitResult, NewEpisode, Session
 from cairn.sessions.procedures import capture, check_procedure, record_uses
@@ -131,17 +131,17 @@ def _refuse_pending(ctx: Context, session: Session) -> None:
 
 def _check_outcome(value: object) -> str:
     if value not in OUTCOMES:
-        raise InvalidInput(f"outcome {value!r} is not one of {', '.join(OUTCOMES)}.")
+        raise InvalidInput(f"outcome {safe_echo(value)} is not one of {', '.join(OUTCOMES)}.")
     return str(value)
 
 
 def _check_summary(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput("summary is blank; say in a few sentences what happened.")
+    check_no_secrets(value, field="summary")
     text = value.strip()
     if len(text) > MAX_SUMMARY_CHARS:
         raise InvalidInput(f"summary is {len(text)} characters; keep it under {MAX_SUMMARY_CHARS}.")
-    check_no_secrets(text, field="summary")
     return text
 
 

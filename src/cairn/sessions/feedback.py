@@ -17,6 +17,7 @@ from cairn.context import Context
 from cairn.errors import InvalidInput, InvalidRef, NotFound
 from cairn.models import NewEvent
 from cairn.refs import parse_ref, try_parse_ref
+from cairn.refusal import safe_echo
 from cairn.sessions.ledger import load_session, pending_retrievals, require_open
 from cairn.sessions.models import EFFECTS, Assessment, FeedbackResult, StoredAssessment
 
@@ -109,14 +110,17 @@ def _assessment(index: int, item: object) -> Assessment:
         )
     ref = refs[0].strip()
     if try_parse_ref(ref, kind="mem") is None and try_parse_ref(ref, kind="proc") is None:
-        raise InvalidRef(f"assessment {index}: {ref!r} is neither a mem_N nor a proc_N ref.")
+        raise InvalidRef(
+            f"assessment {index}: {safe_echo(ref)} is neither a mem_N nor a proc_N ref."
+        )
     used = item.get("used")
     if not isinstance(used, bool):
         raise InvalidInput(f"assessment {index} ({ref}): used must be true or false.")
     effect = item.get("effect")
     if effect not in EFFECTS:
         raise InvalidInput(
-            f"assessment {index} ({ref}): effect {effect!r} is not one of {', '.join(EFFECTS)}."
+            f"assessment {index} ({ref}): effect {safe_echo(effect)} is not one of "
+            f"{', '.join(EFFECTS)}."
         )
     return Assessment(ref, used, str(effect))
 

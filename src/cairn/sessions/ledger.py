@@ -18,7 +18,7 @@ from typing import Any
 
 from cairn.context import Context
 from cairn.errors import Conflict, InvalidInput, InvalidScope, NotFound
-from cairn.refusal import check_no_secrets
+from cairn.refusal import check_no_secrets, check_strings, refuse_secrets, safe_echo
 from cairn.scope import resolve_scope
 from cairn.sessions.models import Retrieval, Session
 
@@ -32,13 +32,16 @@ def new_session_id() -> str:
 
 
 def load_session(ctx: Context, session_id: object) -> Session:
-    """The session a call names; NotFound when there is none."""
+    """The session a call names; NotFound when there is none. The id is checked for a secret as
+    given, and an unknown one is echoed only when it holds none."""
+    if isinstance(session_id, str):
+        refuse_secrets(session_id, field="session_id")
     text = session_id.strip() if isinstance(session_id, str) else ""
     found = ctx.store.get_session(text) if _SESSION_ID.match(text) else None
     if found is None:
         raise NotFound(
-            f"there is no session {session_id!r}; pass the session_id that activate returned, "
-            "or call activate to open one."
+            f"there is no session {safe_echo(session_id)}; pass the session_id that activate "
+            "returned, or call activate to open one."
         )
     return found
 
@@ -128,7 +131,8 @@ def check_context(value: object) -> dict[str, Any]:
             f"task_context is {len(text)} characters as JSON, over the {MAX_CONTEXT_CHARS} limit; "
             "keep only the facts that should steer retrieval."
         )
-    check_no_secrets(text, field="task_context")
+    check_no_secrets(text, field="task_context")  # sees `"password": "..."` as a pair
+    check_strings(dict(value), field="task_context")  # sees each text as given (no escaping)
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 
