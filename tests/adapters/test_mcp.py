@@ -34,7 +34,7 @@ SCOPE = "project:example/mcp"
 MODES = ["legacy", "auto"]
 MEMORY_TOOLS = {"remember", "recall", "get_memory", "correct", "forget", "purge", "stats", "tidy"}
 SESSION_TOOLS = {"activate", "feedback", "commit", "end", "pin", "log_progress", "episodes"}
-READ_ONLY = {"recall", "get_memory", "episodes", "history", "stats", "lessons"}
+READ_ONLY = {"get_memory", "episodes", "history", "stats"}
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def drive(
 
     async def session() -> None:
         async with Client(
-            build_server(binding),
+            build_server(binding, "all"),
             mode=mode,
             client_info=types.Implementation(name=name, version=version),
             list_roots_callback=list_roots if roots is not None else None,
@@ -112,14 +112,18 @@ def test_every_tool_is_listed_with_descriptions_and_annotations(binding: Binding
                 assert spec.get("description"), f"{tool.name}.{field} has no description"
             notes = tool.annotations
             assert notes is not None
-            assert notes.read_only_hint is (tool.name in READ_ONLY or tool.name == "query")
+            assert bool(notes.read_only_hint) is (tool.name in READ_ONLY), tool.name
             if not notes.read_only_hint:
-                assert notes.destructive_hint is (tool.name in {"forget", "purge"}), tool.name
+                destructive = {"forget", "purge", "tidy_accept"}
+                assert notes.destructive_hint is (tool.name in destructive), tool.name
         # The seeds' field names.
         fields = {name: set(tool.input_schema["properties"]) for name, tool in listed.items()}
-        assert {"content", "type", "memories", "scope", "cwd", "session_id", "occurred_at"} <= (
+        assert {"content", "type", "memories", "scope", "cwd", "session_id", "more"} <= (
             fields["remember"]
         )
+        # The rarely used claim fields are listed under more (still accepted flat).
+        more = listed["remember"].input_schema["properties"]["more"]["properties"]
+        assert {"occurred_at", "weight", "durability", "diff_text", "relates_to"} <= set(more)
         assert {"query", "scope", "cwd", "session_id", "also", "as_of", "evidence"} <= (
             fields["recall"]
         )
@@ -144,7 +148,7 @@ def test_remember_scalar_then_batch_then_recall(binding: Binding, mode: str) -> 
         data = one.structured_content
         assert data["disposition"] == "created" and data["type"] == "decision"
         assert data["scope"] == SCOPE and data["source_event_id"].startswith("evt_")
-        assert text(one).startswith(f"{data['memory_id']} created [decision] {SCOPE}")
+        assert text(one).startswith(f"{data['ref']} created [decision] {SCOPE}")
 
         batch = await ok(
             client, "remember", scope=SCOPE,
@@ -164,13 +168,13 @@ def test_remember_scalar_then_batch_then_recall(binding: Binding, mode: str) -> 
         found = await ok(client, "recall", query="how do we deploy", scope=SCOPE)
         assert found.structured_content is not None
         assert found.structured_content["retrieval_id"].startswith("ret_")
-        assert found.structured_content["hits"][0]["ref"] == data["memory_id"]
-        assert text(found).splitlines()[0].startswith(data["memory_id"])
+        assert found.structured_content["hits"][0]["ref"] == data["ref"]
+        assert text(found).splitlines()[0].startswith(data["ref"])
 
         near = await ok(client, "query", text="deploy release process", scope=SCOPE, limit=2)
         assert near.structured_content is not None
         assert len(text(near).splitlines()) == 2
-        assert data["memory_id"] in text(near)
+        assert data["ref"] in text(near)
 
     drive(binding, body, mode=mode)
 
@@ -310,7 +314,8 @@ def test_a_client_that_fails_roots_list_gets_the_server_directory(
         return types.ErrorData(code=types.INTERNAL_ERROR, message="no roots today")
 
     async def session() -> None:
-        async with Client(build_server(binding), mode="legacy", list_roots_callback=refuse) as c:
+        server = build_server(binding, "all")
+        async with Client(server, mode="legacy", list_roots_callback=refuse) as c:
             made = await ok(c, "remember", content="Roots failed.", type="fact")
             assert made.structured_content is not None
             assert made.structured_content["scope"] == scope_from_cwd(tmp_path / "served")
@@ -324,7 +329,7 @@ def test_the_client_is_the_integration(binding: Binding, mode: str) -> None:
         made = await ok(client, "remember", content="Ports below 1024 need root.", type="fact",
                         scope=SCOPE)  # fmt: skip
         assert made.structured_content is not None
-        memory_id = parse_ref(made.structured_content["memory_id"], kind="mem")
+        memory_id = parse_ref(made.structured_content["ref"], kind="mem")
         memory = binding.store.get_memories([memory_id])[0]
         assert memory.integration == "claude-code"
         event = binding.store.get_events([memory.source_event_id or 0])[0]
@@ -360,7 +365,7 @@ def test_a_session_activate_recall_feedback_commit(binding: Binding) -> None:
             (brief_ret, brief.structured_content),
             (retrieval_id, found.structured_content),
         ):
-            assessed = [{"memory_id": ref, "used": True, "effect": "helped"}
+            assessed = [{"ref": ref, "used": True, "effect": "helped"}
                         for ref in _refs(refs)]  # fmt: skip
             if assessed:
                 await ok(client, "feedback", session_id=session_id, retrieval_id=ret,
@@ -398,10 +403,10 @@ def test_activate_in_a_checkout_names_its_branch(binding: Binding, tmp_path: Pat
 
 
 def _refs(structured: dict[str, Any]) -> list[str]:
-    found: list[str] = [hit["ref"] for hit in structured.get("hits", []) if hit["kind"] == "memory"]
+    hits = structured.get("hits", [])
+    found: list[str] = [hit["ref"] for hit in hits if hit.get("kind", "memory") == "memory"]
     for group in ("pinned", "constraints", "warnings", "instructions", "preferences"):
-        found += [m["memory_id"] for m in structured.get(group, [])]
-    found += [hit["ref"] for hit in structured.get("memories", [])]
+        found += [m["ref"] for m in structured.get(group, [])]
     return sorted(set(found))
 
 
@@ -411,11 +416,11 @@ def test_get_correct_forget_purge_and_stats(binding: Binding) -> None:
         made = await ok(client, "remember", content="The API limit is 100 rpm.", type="fact",
                         scope=SCOPE)  # fmt: skip
         assert made.structured_content is not None
-        ref = made.structured_content["memory_id"]
+        ref = made.structured_content["ref"]
         new = await ok(client, "correct", ref=ref, content="The API limit is 200 rpm.",
                        reason="raised in v2", scope=SCOPE)  # fmt: skip
         assert new.structured_content is not None
-        new_ref = new.structured_content["memory_id"]
+        new_ref = new.structured_content["ref"]
         assert text(new) == f"{new_ref} replaces {ref}"
 
         shown = await ok(client, "get_memory", refs=[new_ref, "mem_404"], scope=SCOPE)
@@ -429,7 +434,7 @@ def test_get_correct_forget_purge_and_stats(binding: Binding) -> None:
         assert text(retired) == f"{new_ref} retired: limit removed"
         other = await ok(client, "remember", content="token leaked here", type="fact", scope=SCOPE)
         assert other.structured_content is not None
-        gone = await ok(client, "purge", ref=other.structured_content["memory_id"], scope=SCOPE)
+        gone = await ok(client, "purge", ref=other.structured_content["ref"], scope=SCOPE)
         assert gone.structured_content is not None
         assert gone.structured_content["tombstone"].startswith("evt_")
 

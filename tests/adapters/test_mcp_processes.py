@@ -69,9 +69,7 @@ def test_stdio_server_serves_tools(env: dict[str, str], tmp_path: Path) -> None:
             assert bad.is_error and text(bad).startswith("error: ")
             found = await client.call_tool("recall", {"query": "which python does CI use"})
             assert found.structured_content is not None
-            assert (
-                found.structured_content["hits"][0]["ref"] == made.structured_content["memory_id"]
-            )
+            assert found.structured_content["hits"][0]["ref"] == made.structured_content["ref"]
 
     anyio.run(session)
     with stored(env) as mem:
@@ -281,7 +279,7 @@ def test_mcp_inspector_cli_lists_and_calls_tools(env: dict[str, str], tmp_path: 
     names = {tool["name"] for tool in listed["tools"]}
     assert {"remember", "recall", "activate", "feedback", "commit"} <= names
     remember = next(tool for tool in listed["tools"] if tool["name"] == "remember")
-    assert remember["annotations"]["readOnlyHint"] is False
+    assert remember["annotations"].get("readOnlyHint", False) is False
 
     made = inspector(
         env, tmp_path, "--method", "tools/call", "--tool-name", "remember",
@@ -295,5 +293,5 @@ def test_mcp_inspector_cli_lists_and_calls_tools(env: dict[str, str], tmp_path: 
         "--tool-arg", "query=how are releases tagged", "--tool-arg", f"scope={SCOPE}",
         "--tool-arg", "limit=3",
     )  # fmt: skip
-    assert found["content"][0]["text"].startswith(made["structuredContent"]["memory_id"])
+    assert found["content"][0]["text"].startswith(made["structuredContent"]["ref"])
     assert "Releases are tagged vX.Y.Z." in found["content"][0]["text"]

@@ -21,6 +21,7 @@ from cairn.adapters.mcp_fields import (
     SessionId,
     TaskContext,
     Used,
+    by_id,
 )
 from cairn.adapters.mcp_tools import Ctx
 
@@ -39,13 +40,12 @@ class SessionToolset:
         cwd: Cwd = None,
         task_context: TaskContext = None,
     ) -> ToolResult:
-        """Start a task: opens a session and returns its session_id and a brief of what
-        memory holds for it: pinned memories, constraints, warnings, instructions,
-        preferences, the branch and its recent commits, the memories and procedures most
-        relevant to the task; more_available says recall would find more.
+        """Start a task: opens a session; returns its session_id and a brief: pinned
+        memories, constraints, warnings, instructions, preferences, the branch, and the hits
+        and procedures most relevant to the task (more_available: recall finds more).
 
-        Pass session_id to later calls. The brief is the session's first retrieval: give
-        feedback on its retrieval_id (like every recall's) before commit.
+        Pass session_id to later calls; give feedback on the brief's retrieval_id before
+        commit.
         """
         return await self._b.call(
             ctx,
@@ -60,18 +60,15 @@ class SessionToolset:
         self,
         ctx: Ctx,
         session_id: RequiredSessionId,
-        retrieval_id: Annotated[
-            str, Field(description="The retrieval_id of the recall or activate assessed.")
-        ],
+        retrieval_id: Annotated[str, Field(description="From the recall or activate assessed.")],
         assessments: Assessments,
     ) -> ToolResult:
-        """Say which memories and procedures a retrieval returned were used and what they did
-        (helped, no_effect, harmed, unknown). Helped and harmed move them in later recalls.
-        Assessing the same ref again replaces the earlier assessment. Returns the session's
-        retrievals still waiting for feedback; commit needs none left."""
+        """Say which refs a retrieval returned were used and what they did; helped and
+        harmed move them in later recalls. Assessing a ref again replaces its assessment.
+        Returns the retrievals still waiting for feedback (commit needs none)."""
         return await self._b.call(
             ctx,
-            lambda mem, _: mem.feedback(session_id, retrieval_id, assessments),
+            lambda mem, _: mem.feedback(session_id, retrieval_id, by_id(assessments)),
             render.feedback,
         )
 
@@ -79,16 +76,14 @@ class SessionToolset:
         self,
         ctx: Ctx,
         session_id: RequiredSessionId,
-        outcome: Annotated[
-            str, Field(description="How the task went: success, partial, failure or unknown.")
-        ],
+        outcome: Annotated[str, Field(description="How the task went.")],
         summary: Annotated[str, Field(description="What was done and learned, briefly.")],
         procedure: Procedure = None,
         used: Used = None,
     ) -> ToolResult:
-        """Finish the session: writes its episode and, when given, captures a procedure (a
-        reusable method with steps and caveats). Refused while any retrieval of the session
-        lacks feedback; the error lists which. Remember durable lessons before committing."""
+        """Finish the session: writes its episode and, when given, a procedure (a reusable
+        method). Refused while a retrieval lacks feedback (the error lists which). Remember
+        durable lessons first."""
         return await self._b.call(
             ctx,
             lambda mem, _: mem.commit(
@@ -103,8 +98,8 @@ class SessionToolset:
         session_id: RequiredSessionId,
         summary: Annotated[str | None, Field(description="What happened, briefly.")] = None,
     ) -> ToolResult:
-        """Close a session without a procedure and without waiting for feedback, e.g. when
-        the task was abandoned. Prefer commit when the work is done."""
+        """Close a session without waiting for feedback, e.g. an abandoned task; prefer
+        commit when the work is done."""
         return await self._b.call(
             ctx, lambda mem, _: mem.end(session_id, summary=summary), render.closed
         )
@@ -112,15 +107,13 @@ class SessionToolset:
     async def pin(
         self,
         ctx: Ctx,
-        note: Annotated[
-            str, Field(description="A working note: an intermediate result, plan or checklist.")
-        ],
+        note: Annotated[str, Field(description="A working note: a result, plan or checklist.")],
         scope: Scope = None,
         cwd: Cwd = None,
         session_id: SessionId = None,
     ) -> ToolResult:
-        """Append a working-memory note to the trace so the next turns see it (history).
-        Pins are not searchable later: remember what should be found days from now."""
+        """Append a working note to the trace for the next turns (history). Not searchable
+        later: remember what should be found days from now."""
         return await self._b.call(
             ctx,
             lambda mem, where: mem.pin(note, scope=scope, cwd=where, session_id=session_id),
@@ -135,8 +128,7 @@ class SessionToolset:
         text: Annotated[str, Field(description="One line on what was achieved.")],
         used: Used = None,
     ) -> ToolResult:
-        """Record a progress line on the session; used lists the memories that helped
-        (each counts a cite)."""
+        """Record a progress line on the session; used: the refs that helped."""
         return await self._b.call(
             ctx,
             lambda mem, _: mem.log_progress(session_id, text, used),
@@ -146,14 +138,11 @@ class SessionToolset:
     async def episodes(
         self,
         ctx: Ctx,
-        timestamp: Annotated[
-            str, Field(description="The moment, 'YYYY-MM-DD HH:MM:SS' (UTC when no zone).")
-        ],
+        timestamp: Annotated[str, Field(description="'YYYY-MM-DD HH:MM:SS' (UTC when no zone).")],
         scope: Scope = None,
         cwd: Cwd = None,
     ) -> ToolResult:
-        """The lines of the trace (pins, progress, calls) around a moment: what was going on
-        then."""
+        """The trace lines (pins, progress, calls) around a moment."""
         return await self._b.call(
             ctx,
             lambda mem, where: mem.episodes(timestamp, scope=scope, cwd=where),
@@ -170,8 +159,7 @@ class SessionToolset:
         scope: Scope = None,
         cwd: Cwd = None,
     ) -> ToolResult:
-        """The most recent lines of the trace, pins included, oldest first: what the last
-        turns were doing."""
+        """The latest trace lines, pins included, oldest first."""
         return await self._b.call(
             ctx,
             lambda mem, where: mem.history(max_chars, scope=scope, cwd=where),
