@@ -32,7 +32,7 @@ class LessonToolset:
     async def lessons(
         self,
         ctx: Ctx,
-        tool: Annotated[str, Field(description="The tool you are about to call, e.g. Edit, Bash.")],
+        tool: Annotated[str, Field(description="The tool to be called, e.g. Edit.")],
         args: Annotated[
             dict[str, Any] | None,
             Field(description='Its arguments, e.g. {"command": "npm publish"}.'),
@@ -63,9 +63,8 @@ class LessonToolset:
         cwd: Cwd = None,
         session_id: AnySessionId = None,
     ) -> ToolResult:
-        """Say a memory still holds, e.g. after a lesson asked about an edit of lines it
-        cites. Counts when you are not the client that wrote it (once per session, or a day);
-        lifts it in recall."""
+        """Say a memory still holds (e.g. after a lesson asked about an edit of lines it
+        cites); counts once per session when another client wrote it."""
         return await self._b.call(
             ctx,
             lambda mem, where: mem.confirm(ref, scope=scope, cwd=where, session_id=session_id),

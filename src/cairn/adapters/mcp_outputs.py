@@ -3,8 +3,10 @@
 `lean` is `cairn.models.to_jsonable` with the noise an agent pays for taken out: a field
 that is absent is omitted (never `null`), a memory is named by `ref` only (not also
 `memory_id`), a hit carries its summary (not also its content; `get_memory` has that), and
-the hit list is `hits` everywhere (recall, activate, query). Hits stay open to optional
-fields: whatever a hit gains is passed on, and omitted when absent.
+the hit list is `hits` everywhere (recall, activate, query), a hit in the answer's scope
+does not repeat it, and an evidence record is named by its id alone (`evt_8` says kind and
+number). Hits stay open to optional fields: whatever a hit gains is passed on, and omitted
+when absent.
 
 `OUTPUT_SCHEMAS` are deliberately loose where results grow (extra properties allowed) and
 strict where an agent relies on them (ids, the hit list), and small, since clients list them.
@@ -18,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from cairn.models import Event, Hit, Memory, MemoryRecord
+from cairn.models import Event, EvidenceRecord, Hit, Memory, MemoryRecord, RecallResult
 from cairn.sessions.models import Brief
 
 # Fields a hit omits when they hold their usual value: only the unusual is worth the tokens.
@@ -36,9 +38,14 @@ def lean(value: Any) -> Any:
             out["ref"] = value.ref
         if isinstance(value, Brief):
             out["hits"] = out.pop("memories", [])
+        if isinstance(value, (Brief, RecallResult)):
+            _in_scope(out)
+        if isinstance(value, EvidenceRecord):
+            _evidence(out)
         return out
     if isinstance(value, datetime):
-        return value.isoformat()
+        # Seconds are enough for an agent; the store keeps the full time.
+        return value.isoformat(timespec="seconds").replace("+00:00", "Z")
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, Mapping):
@@ -63,6 +70,30 @@ def _renamed(out: dict[str, Any]) -> dict[str, Any]:
         memory_id = out.pop("memory_id")
         out.setdefault("ref", memory_id)
     return out
+
+
+def _in_scope(out: dict[str, Any]) -> None:
+    # A hit names its scope only when it differs from the answer's (global, another scope).
+    for hit in out.get("hits", []):
+        if hit.get("scope") == out.get("scope"):
+            del hit["scope"]
+    # An evidence record's time is said once: left out when its memories' hits say it.
+    when = {hit["ref"]: hit.get("occurred_at") for hit in out.get("hits", [])}
+    for record in out.get("evidence", []):
+        supports = record.get("supports") or []
+        if supports and all(when.get(ref) == record.get("occurred_at") for ref in supports):
+            record.pop("occurred_at", None)
+
+
+def _evidence(out: dict[str, Any]) -> None:
+    # An evidence id (evt_8, ep_3) already says its kind and number: source_kind and
+    # source_ref would repeat it; recorded_at is said only when it differs from occurred_at.
+    out.pop("source_kind", None)
+    out.pop("source_ref", None)
+    if out.get("recorded_at") == out.get("occurred_at"):
+        out.pop("recorded_at", None)
+    if out.get("truncated") is False:
+        del out["truncated"]
 
 
 def _hit(hit: Hit) -> dict[str, Any]:
@@ -110,11 +141,11 @@ def _list(item: dict[str, Any]) -> dict[str, Any]:
     return {"type": "array", "items": item}
 
 
-HIT = _obj("ref score summary citation", ref=_S, score=_N, summary=_S, citation=_S, type=_S)
+HIT = _obj("ref score summary", ref=_S, score=_N, summary=_S)
 _PROCEDURES = _list(_obj("procedure_id", procedure_id=_S, goal=_S))
 _REMEMBERED = _obj("ref disposition", ref=_S, disposition=_S, type=_S, scope=_S)
 _CLOSED = _obj("session_id status", session_id=_S, status=_S, episode_id=_S)
-_TRACE_WRITE = _obj("event_id scope", event_id=_S, scope=_S, at=_S)
+_TRACE_WRITE = _obj("event_id", event_id=_S)
 _TRACE = _obj("scope lines", scope=_S, lines=_list({"type": "object"}), text=_S)
 _DECISION = _obj("id kind status", id=_S, kind=_S, status=_S, changed=_STRS, path=_S)
 _HITS = _list(HIT)
@@ -154,6 +185,6 @@ OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     "log_progress": _TRACE_WRITE,
     "episodes": _TRACE,
     "history": _TRACE,
-    "lessons": _obj("tool text lessons", tool=_S, text=_S, lessons=_list({"type": "object"})),
-    "confirm": _obj("ref counted message", ref=_S, counted=_B, message=_S),
+    "lessons": _obj("text lessons", text=_S, lessons=_list({"type": "object"})),
+    "confirm": _obj("ref counted", ref=_S, counted=_B),
 }

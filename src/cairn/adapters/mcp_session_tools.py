@@ -112,8 +112,8 @@ class SessionToolset:
         cwd: Cwd = None,
         session_id: SessionId = None,
     ) -> ToolResult:
-        """Append a working note to the trace for the next turns (history). Not searchable
-        later: remember what should be found days from now."""
+        """Append a working note to the trace (history shows it); not searchable: remember
+        what must be found later."""
         return await self._b.call(
             ctx,
             lambda mem, where: mem.pin(note, scope=scope, cwd=where, session_id=session_id),
@@ -153,9 +153,7 @@ class SessionToolset:
     async def history(
         self,
         ctx: Ctx,
-        max_chars: Annotated[
-            int | None, Field(description="At most this many characters (default 4000).")
-        ] = None,
+        max_chars: Annotated[int | None, Field(description="Default 4000.")] = None,
         scope: Scope = None,
         cwd: Cwd = None,
     ) -> ToolResult:

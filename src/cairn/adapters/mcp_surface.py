@@ -26,7 +26,7 @@ SESSIONS = (*CORE, "end", "pin", "log_progress", "episodes", "history", "lessons
 TOOL_SETS: dict[str, tuple[str, ...] | None] = {"core": CORE, "sessions": SESSIONS, "all": None}
 DEFAULT_SET = "core"
 # The tool list's size in characters of compact JSON; a test holds each set to its budget.
-BUDGETS = {"core": 12_000, "sessions": 16_000, "all": 20_000}
+BUDGETS = {"core": 12_000, "sessions": 17_000, "all": 20_000}
 
 # The location fields are on most tools; their full meaning is in the instructions, once.
 SHARED = {
@@ -34,11 +34,7 @@ SHARED = {
     "cwd": "Absolute path you work in; its repo gives the scope.",
     "session_id": "From activate.",
 }
-LOCATION_HELP = (
-    "Scope: a call's scope is its scope argument, else its cwd's git repository, else its "
-    "session's, else your client's first root. cwd must be absolute (a relative one is "
-    "resolved against your first root, or refused)."
-)
+DESCRIBED_ON = frozenset({"activate", "recall", "remember"})
 
 _STR = {"type": "string"}
 _STRS = {"type": "array", "items": _STR}
@@ -66,6 +62,16 @@ def chosen_set(name: str | None) -> str:
             f"(--tools or {ENV_TOOLS})."
         )
     return value
+
+
+def shared_field(tool: str, field: str) -> dict[str, Any]:
+    """A location field: described on the tools an agent starts with, bare elsewhere (the
+    server's instructions say what scope and cwd mean, once)."""
+    if field == "session_id" and tool in {"lessons", "confirm"}:
+        return {"type": "string", "description": "From activate, or your agent's own session id."}
+    if field == "session_id" or tool in DESCRIBED_ON:
+        return {"type": "string", "description": SHARED[field]}
+    return {"type": "string"}
 
 
 def in_set(tool: str, tool_set: str) -> bool:
@@ -106,9 +112,7 @@ def advertised(name: str, parameters: Mapping[str, Any], hidden: frozenset[str])
         props.pop(field, None)
     for field, spec in props.items():
         if field in SHARED:
-            props[field] = {"type": "string", "description": SHARED[field]}
-            if field == "session_id" and name in {"lessons", "confirm"}:
-                props[field]["description"] = "From activate, or your agent's own session id."
+            props[field] = shared_field(name, field)
             continue
         spec.update(FIELD_PATCHES.get(field, {}))
         if field == "limit" and name in LIMITS:
@@ -129,8 +133,8 @@ _ANNOTATIONS: dict[str, tuple[bool, bool, bool, bool]] = {
     "episodes": (True, False, True, False),
     "history": (True, False, True, False),
     "stats": (True, False, True, False),
-    "forget": (False, True, True, False),
-    "purge": (False, True, True, False),
+    "forget": (False, True, False, False),  # a second forget is refused: already retired
+    "purge": (False, True, False, False),
     "tidy_accept": (False, True, False, True),  # may write a skill file into the project
     "tidy": (False, False, False, False),
 }

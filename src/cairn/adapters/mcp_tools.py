@@ -150,13 +150,13 @@ class MemoryTools:
     async def query(
         self,
         ctx: Ctx,
-        text: Annotated[str, Field(description="A short descriptive phrase to look up.")],
+        text: Annotated[str, Field(description="A short phrase.")],
         scope: Scope = None,
         cwd: Cwd = None,
         limit: Annotated[int | None, Field(description="At most this many (default 20).")] = None,
     ) -> ToolResult:
-        """The memories nearest to a phrase by embedding alone (no keywords, no cut),
-        closest first. Prefer recall for questions."""
+        """The memories nearest to a phrase by embedding alone, closest first; prefer
+        recall for questions."""
         return await self._b.call(
             ctx,
             lambda mem, where: {"hits": mem.query(text, scope=scope, cwd=where, limit=limit)},
@@ -250,9 +250,8 @@ class MemoryTools:
             Field(description="Where a skill proposal writes (default .claude/skills)."),
         ] = None,
     ) -> ToolResult:
-        """Proposals to keep memory healthy: updates, merges of near-duplicates, retiring
-        memories whose code is gone, contradictions, lessons into a skill file. Nothing
-        changes until tidy_accept or tidy_decline."""
+        """Proposals to keep memory healthy (updates, merges, retiring memories whose code
+        is gone, contradictions, a skill file); tidy_accept or tidy_decline each."""
         return await self._b.call(
             ctx,
             lambda mem, where: {
@@ -265,7 +264,7 @@ class MemoryTools:
     async def tidy_accept(
         self,
         ctx: Ctx,
-        proposal_id: Annotated[str, Field(description="The proposal's id as tidy lists it.")],
+        proposal_id: Annotated[str, Field(description="From tidy.")],
         scope: Scope = None,
         cwd: Cwd = None,
     ) -> ToolResult:
@@ -280,7 +279,7 @@ class MemoryTools:
     async def tidy_decline(
         self,
         ctx: Ctx,
-        proposal_id: Annotated[str, Field(description="The proposal's id as tidy lists it.")],
+        proposal_id: Annotated[str, Field(description="From tidy.")],
         scope: Scope = None,
         cwd: Cwd = None,
     ) -> ToolResult:
