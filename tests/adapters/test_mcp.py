@@ -23,6 +23,7 @@ from mcp import Client
 from cairn.adapters.cli import main as cli_main
 from cairn.adapters.mcp import Binding, build_server
 from cairn.adapters.mcp_http import check_bind, is_loopback, parse_origins
+from cairn.adapters.mcp_surface import DESCRIBED_ON
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
 from cairn.errors import InvalidInput
@@ -110,11 +111,7 @@ def test_every_tool_is_listed_with_descriptions_and_annotations(binding: Binding
             assert schema["additionalProperties"] is False
             for field, spec in schema["properties"].items():
                 # scope and cwd are explained once, in the instructions and on the entry tools.
-                if field in {"scope", "cwd"} and tool.name not in {
-                    "activate",
-                    "recall",
-                    "remember",
-                }:
+                if field in {"scope", "cwd"} and tool.name not in DESCRIBED_ON:
                     continue
                 assert spec.get("description"), f"{tool.name}.{field} has no description"
             notes = tool.annotations
