@@ -477,3 +477,28 @@ def test_cors_origins_parse_from_flags_and_the_environment() -> None:
         "https://b.example",
     ]
     assert parse_origins(("http://a.example",)) == ["http://a.example"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_relative_cwd_is_resolved_against_the_first_root_or_refused(
+    binding: Binding, tmp_path: Path, mode: str
+) -> None:
+    root = tmp_path / "workspace"
+    git_checkout(root / "api", "git@github.com:acme/api.git")
+
+    async def with_roots(client: Client) -> None:
+        made = await ok(client, "remember", content="Under the root.", type="fact", cwd="api")
+        assert made.structured_content is not None
+        assert made.structured_content["scope"] == "project:github.com/acme/api"
+
+    async def without_roots(client: Client) -> None:
+        for cwd in (".", "api", "../elsewhere"):
+            refused = await client.call_tool(
+                "remember", {"content": "Where?", "type": "fact", "cwd": cwd}
+            )
+            assert refused.is_error
+            assert text(refused).startswith(f"error: cwd {cwd!r} is relative")
+
+    drive(binding, with_roots, mode=mode, roots=[root.as_uri()])
+    drive(binding, without_roots, mode=mode)
+    drive(binding, without_roots, mode=mode, roots=[])

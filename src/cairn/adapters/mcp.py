@@ -10,7 +10,8 @@ The server is a thin adapter: every tool (in `mcp_tools.py`) makes one `Cairn` c
   `session_id`, whose session already has a scope) from the client's roots: the first
   `file://` root. Handshake-era clients are asked with a `roots/list` request; 2026-era
   clients get an `InputRequiredResult` and retry with the answer. A client without roots,
-  or one that does not answer, leaves the server's working directory.
+  or one that does not answer, leaves the server's working directory. A relative `cwd` is
+  resolved against the first root, or refused without one.
 * **Errors.** A `CairnError` becomes a tool error (`isError`) whose text is the CLI's line,
   `error: <message>`, and whose structured content is `{"error": {code, message,
   retryable}}`. Arguments that do not fit a tool's schema (unknown fields, wrong types, a
@@ -176,11 +177,21 @@ class Binding:
     ) -> ToolResult:
         """Run one `Cairn` call for a tool: `action(cairn, cwd)`, then its text and structure."""
         cwd = where.cwd if where is not None else None
-        if where is not None and where.needs_roots:
+        if where is not None and (where.needs_roots or not _absolute(where.cwd)):
             found = await client_root(ctx)
             if isinstance(found, types.InputRequiredResult):
                 return found
-            cwd = found
+            if where.needs_roots:
+                cwd = found
+            elif found is None:
+                # Resolving against the server's own directory would file memories under
+                # whatever project the server happened to start in.
+                return error_result(
+                    f"cwd {safe_text(repr(where.cwd))} is relative and your client gave no "
+                    "root to resolve it against; pass the absolute path you work in."
+                )
+            else:
+                cwd = str(Path(found) / str(where.cwd))
         identity = client_identity(ctx)
 
         def run() -> T:
@@ -202,6 +213,10 @@ class Binding:
             content=[types.TextContent(type="text", text=render(result))],
             structured_content=structured(result),
         )
+
+
+def _absolute(cwd: str | None) -> bool:
+    return cwd is None or Path(cwd).expanduser().is_absolute()
 
 
 def error_result(message: str, error: Mapping[str, object] | None = None) -> types.CallToolResult:
