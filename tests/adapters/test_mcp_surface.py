@@ -382,3 +382,59 @@ def test_tidy_accept_says_it_may_write_files(binding: Binding) -> None:
         assert accept is not None and accept.open_world_hint and accept.destructive_hint
 
     drive(binding, body, "all")
+
+
+def test_query_in_a_session_goes_through_the_ledger(binding: Binding) -> None:
+    async def body(client: Client) -> None:
+        await remember_claims(client)
+        opened = await client.call_tool("activate", {"task": "tune retries", "scope": EMPTY_SCOPE})
+        session = opened.structured_content["session_id"]  # type: ignore[index]
+        outside = await client.call_tool("query", {"text": "billing", "scope": SCOPE})
+        assert outside.structured_content is not None
+        assert "retrieval_id" not in outside.structured_content
+        asked = await client.call_tool("query", {"text": "billing", "session_id": session})
+        data = asked.structured_content
+        assert data is not None and data["retrieval_id"].startswith("ret_")
+        assert data["scope"] == EMPTY_SCOPE and data["hits"] == []  # the session's scope
+        assert "give feedback" in str(asked.content)
+        # Like a recall that found nothing, a query that returned nothing needs no feedback.
+        done = await client.call_tool(
+            "commit", {"session_id": session, "outcome": "success", "summary": "Tuned."}
+        )
+        assert not done.is_error, done.content
+
+    drive(binding, body, "all")
+
+
+def test_query_in_a_session_of_the_scope_needs_feedback_on_what_it_returned(
+    binding: Binding,
+) -> None:
+    async def body(client: Client) -> None:
+        await remember_claims(client)
+        opened = await client.call_tool("activate", {"task": "tune retries", "scope": SCOPE})
+        brief = opened.structured_content
+        assert brief is not None
+        asked = await client.call_tool(
+            "query", {"text": "billing retries", "session_id": brief["session_id"], "limit": 2}
+        )
+        data = asked.structured_content
+        assert data is not None and len(data["hits"]) == 2
+        early = await client.call_tool(
+            "commit", {"session_id": brief["session_id"], "outcome": "success", "summary": "Ok."}
+        )
+        assert early.is_error and data["retrieval_id"] in str(early.content)
+        for retrieval, hits in ((brief["retrieval_id"], brief["hits"]),
+                                (data["retrieval_id"], data["hits"])):  # fmt: skip
+            said = await client.call_tool(
+                "feedback",
+                {"session_id": brief["session_id"], "retrieval_id": retrieval,
+                 "assessments": [{"ref": h["ref"], "used": False, "effect": "no_effect"}
+                                 for h in hits]},
+            )  # fmt: skip
+            assert not said.is_error, said.content
+        done = await client.call_tool(
+            "commit", {"session_id": brief["session_id"], "outcome": "success", "summary": "Ok."}
+        )
+        assert not done.is_error, done.content
+
+    drive(binding, body, "all")

@@ -37,6 +37,8 @@ from cairn.adapters.mcp_fields import (
     with_more,
 )
 from cairn.adapters.mcp_surface import tool_annotations
+from cairn.core import Cairn
+from cairn.retrieval_tools import QueryResult
 
 Ctx = Context[Any, Any]
 
@@ -153,23 +155,27 @@ class MemoryTools:
         text: Annotated[str, Field(description="A short phrase.")],
         scope: Scope = None,
         cwd: Cwd = None,
+        session_id: SessionId = None,
         limit: Annotated[int | None, Field(description="At most this many (default 20).")] = None,
     ) -> ToolResult:
         """The memories nearest to a phrase by embedding alone, closest first; prefer
-        recall for questions."""
-        return await self._b.call(
-            ctx,
-            lambda mem, where: {"hits": mem.query(text, scope=scope, cwd=where, limit=limit)},
-            lambda result: render.nearest(result["hits"]),
-            Where(scope, cwd),
-        )
+        recall for questions. In a session it is a retrieval: give it feedback."""
+
+        def action(mem: Cairn, where: str | None) -> QueryResult:
+            if session_id is not None:
+                return mem.query_in_session(
+                    text, session_id=session_id, scope=scope, cwd=where, limit=limit
+                )
+            hits = mem.query(text, scope=scope, cwd=where, limit=limit)
+            return QueryResult(tuple(hits), mem.scope_for(scope, where))
+
+        return await self._b.call(ctx, action, render.queried, Where(scope, cwd, session_id))
 
     async def get_memory(
         self, ctx: Ctx, refs: Refs, scope: Scope = None, cwd: Cwd = None
     ) -> ToolResult:
-        """Full records for refs: content, reason, source_ref, citation, status, counts and
-        history (what it replaced, what replaced it). Refs naming nothing visible come back
-        under unknown."""
+        """Full records for refs: content, reason, citation, status, counts, history
+        (what it replaced, what replaced it); refs not visible come back under unknown."""
         return await self._b.call(
             ctx,
             lambda mem, where: mem.get_memory(refs, scope=scope, cwd=where),
@@ -230,7 +236,7 @@ class MemoryTools:
         ctx: Ctx,
         scope: Scope = None,
         cwd: Cwd = None,
-        all_scopes: Annotated[bool, Field(description="Count every scope in the store.")] = False,
+        all_scopes: Annotated[bool, Field(description="Every scope.")] = False,
     ) -> ToolResult:
         """Counts of memories by type, status and scope; vectors; store size."""
         return await self._b.call(
@@ -247,7 +253,7 @@ class MemoryTools:
         cwd: Cwd = None,
         skills_dir: Annotated[
             str | None,
-            Field(description="Where a skill proposal writes (default .claude/skills)."),
+            Field(description="Default .claude/skills."),
         ] = None,
     ) -> ToolResult:
         """Proposals to keep memory healthy (updates, merges, retiring memories whose code
