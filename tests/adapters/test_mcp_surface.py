@@ -438,3 +438,34 @@ def test_query_in_a_session_of_the_scope_needs_feedback_on_what_it_returned(
         assert not done.is_error, done.content
 
     drive(binding, body, "all")
+
+
+def test_a_procedure_is_named_by_ref_and_assessed_by_ref(binding: Binding) -> None:
+    async def body(client: Client) -> None:
+        first = await client.call_tool("activate", {"task": "rotate keys", "scope": SCOPE})
+        done = await client.call_tool(
+            "commit",
+            {"session_id": first.structured_content["session_id"],  # type: ignore[index]
+             "outcome": "success", "summary": "Rotated the billing keys.",
+             "procedure": {"goal": "rotate billing keys", "summary": "Rotate, then redeploy.",
+                           "steps": ["rotate the key", "redeploy billing"]}},
+        )  # fmt: skip
+        assert not done.is_error, done.content
+        again = await client.call_tool("activate", {"task": "rotate billing keys", "scope": SCOPE})
+        data = again.structured_content
+        assert data is not None and data["procedures"], data
+        jsonschema.validate(data, (await tool_named(client, "activate")).output_schema or {})
+        ref = data["procedures"][0]["ref"]
+        assert ref.startswith("proc_") and "procedure_id" not in data["procedures"][0]
+        said = await client.call_tool(
+            "feedback",
+            {"session_id": data["session_id"], "retrieval_id": data["retrieval_id"],
+             "assessments": [{"ref": ref, "used": True, "effect": "helped"}]},
+        )  # fmt: skip
+        assert not said.is_error and said.structured_content["pending"] == []  # type: ignore[index]
+
+    drive(binding, body, "all")
+
+
+async def tool_named(client: Client, name: str) -> types.Tool:
+    return next(tool for tool in (await client.list_tools()).tools if tool.name == name)

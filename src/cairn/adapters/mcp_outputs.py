@@ -20,7 +20,15 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from cairn.models import Event, EvidenceRecord, Hit, Memory, MemoryRecord, RecallResult
+from cairn.models import (
+    Event,
+    EvidenceRecord,
+    Hit,
+    Memory,
+    MemoryRecord,
+    ProcedureHit,
+    RecallResult,
+)
 from cairn.sessions.models import Brief
 
 # Fields a hit omits when they hold their usual value: only the unusual is worth the tokens.
@@ -36,6 +44,10 @@ def lean(value: Any) -> Any:
         out = _fields(value)
         if isinstance(value, (Memory, Event, MemoryRecord)):
             out["ref"] = value.ref
+        if isinstance(value, Memory):
+            out.pop("id", None)  # the ref says it: mem_12
+        if isinstance(value, ProcedureHit):
+            out["ref"] = out.pop("procedure_id")  # one name for what feedback assesses
         if isinstance(value, Brief):
             out["hits"] = out.pop("memories", [])
         if isinstance(value, (Brief, RecallResult)):
@@ -142,7 +154,7 @@ def _list(item: dict[str, Any]) -> dict[str, Any]:
 
 
 HIT = _obj("ref score summary", ref=_S, score=_N, summary=_S)
-_PROCEDURES = _list(_obj("procedure_id", procedure_id=_S, goal=_S))
+_PROCEDURES = _list(_obj("ref", ref=_S, goal=_S))
 _REMEMBERED = _obj("ref disposition", ref=_S, disposition=_S, type=_S, scope=_S)
 _CLOSED = _obj("session_id status", session_id=_S, status=_S, episode_id=_S)
 _TRACE_WRITE = _obj("event_id", event_id=_S)

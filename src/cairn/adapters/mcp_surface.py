@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any
 
 from mcp_types import ToolAnnotations
 
+from cairn.config import Settings
+from cairn.core import MAX_LIMIT as RECALL_LIMIT
 from cairn.errors import InvalidInput
+from cairn.lessons.tools import MAX_LIMIT as LESSONS_LIMIT
 from cairn.models import MEMORY_TYPES
+from cairn.sessions.trace import MAX_HISTORY_CHARS
 
 ENV_TOOLS = "CAIRN_MCP_TOOLS"
 CORE = ("activate", "recall", "feedback", "remember", "commit", "get_memory", "correct", "forget")
@@ -48,9 +53,16 @@ FIELD_PATCHES: dict[str, dict[str, Any]] = {
     "evidence": {"enum": ["references", "full"]},
     "kind": {"enum": ["all", "memories", "pages"]},
     "weight": {"minimum": 0, "maximum": 1},
-    "max_chars": {"minimum": 1, "maximum": 100_000},
+    "max_chars": {"minimum": 1, "maximum": MAX_HISTORY_CHARS},
+    "also": {"maxItems": 3},
+    "refs": {"minItems": 1},
 }
-LIMITS = {"recall": 25, "query": 20, "lessons": 10}
+# The ranges the core checks, from the constants it checks them with.
+LIMITS = {
+    "recall": RECALL_LIMIT,
+    "query": next(f.default for f in fields(Settings) if f.name == "max_recall_items"),
+    "lessons": LESSONS_LIMIT,
+}
 
 
 def chosen_set(name: str | None) -> str:
