@@ -344,10 +344,10 @@ def test_annotations_match_what_each_tool_does(binding: Binding, store_path: Pat
         await probe.call("feedback", session_id=session, retrieval_id=found["retrieval_id"],
                          assessments=[{"ref": found["hits"][0]["ref"], "used": True,
                                        "effect": "helped"}])  # fmt: skip
-        await probe.call("pin", note="Plan: fix the retry key.", session_id=session)
+        await probe.call("note", text="Plan: fix the retry key.", session_id=session)
         await probe.call("log_progress", session_id=session, text="Key fixed.")
-        await probe.call("episodes", timestamp="2026-01-01 00:00:00", scope=SCOPE)
-        await probe.call("history", scope=SCOPE)
+        await probe.call("trace", at="2026-01-01 00:00:00", scope=SCOPE)
+        await probe.call("trace", scope=SCOPE, max_chars=500)
         await probe.call("lessons", tool="Edit", args={"file_path": "src/billing.py"},
                          scope=SCOPE, session_id=session)  # fmt: skip
         await probe.call("confirm", ref=refs[0], scope=SCOPE, session_id=session)
@@ -373,7 +373,7 @@ def test_annotations_match_what_each_tool_does(binding: Binding, store_path: Pat
                          outcome="success", summary="Nothing to do.")  # fmt: skip
         # What makes these tools writers, though they look like reads: recall and activate
         # open retrievals that need feedback; lessons remembers what it said in the session.
-        for name in ("recall", "activate", "lessons", "remember", "feedback", "pin", "end"):
+        for name in ("recall", "activate", "lessons", "remember", "feedback", "note", "end"):
             assert probe.wrote[name], f"{name} is annotated as a writer; it should write here"
         for name in ("tidy_accept", "tidy_decline"):
             assert probe.wrote[name], f"{name} is annotated as a writer; it should write here"
@@ -479,3 +479,24 @@ def test_a_procedure_is_named_by_ref_and_assessed_by_ref(binding: Binding) -> No
 
 async def tool_named(client: Client, name: str) -> types.Tool:
     return next(tool for tool in (await client.list_tools()).tools if tool.name == name)
+
+
+def test_renamed_tools_answer_under_their_old_names_unlisted(binding: Binding) -> None:
+    async def body(client: Client) -> None:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"note", "trace"} <= names and not {"pin", "episodes", "history"} & names
+        pinned = await client.call_tool("pin", {"note": "Old name.", "scope": SCOPE})
+        noted = await client.call_tool("note", {"text": "New name.", "scope": SCOPE})
+        assert not pinned.is_error and not noted.is_error
+        latest = await client.call_tool("trace", {"scope": SCOPE})
+        old = await client.call_tool("history", {"scope": SCOPE})
+        assert latest.structured_content == old.structured_content
+        assert "Old name." in str(latest.content) and "New name." in str(latest.content)
+        moment = latest.structured_content["lines"][0]["at"]  # type: ignore[index]
+        around = await client.call_tool("trace", {"at": moment, "scope": SCOPE})
+        before = await client.call_tool("episodes", {"timestamp": moment, "scope": SCOPE})
+        assert not around.is_error and around.structured_content == before.structured_content
+        both = await client.call_tool("trace", {"at": moment, "max_chars": 10, "scope": SCOPE})
+        assert both.is_error and "give at or max_chars, not both" in str(both.content)
+
+    drive(binding, body, "sessions")

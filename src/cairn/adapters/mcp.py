@@ -50,7 +50,7 @@ from pydantic import ValidationError
 
 from cairn.adapters.mcp_outputs import OUTPUT_SCHEMAS, structured
 from cairn.adapters.mcp_stdio import serve_stdio
-from cairn.adapters.mcp_surface import advertised, tool_annotations
+from cairn.adapters.mcp_surface import RENAMED, advertised, tool_annotations
 from cairn.adapters.mcp_vet import escape_surrogates, find_flaw, safe_text
 from cairn.config import Settings
 from cairn.core import Cairn
@@ -298,6 +298,7 @@ class CairnServer(MCPServer[Any]):
                 annotations=tool_annotations(tool.name),
             )
             for tool in tools
+            if tool.name not in RENAMED
         ]
         super().__init__(tools=list(tools), **kwargs)
         # Neither prompts nor resources are served, so neither is advertised.
@@ -318,7 +319,7 @@ class CairnServer(MCPServer[Any]):
         if schema is None:
             return error_result(
                 f"there is no tool {safe_text(repr(name))}; cairn's tools are "
-                f"{', '.join(self._schemas)}."
+                f"{', '.join(tool.name for tool in self._listed)}."
             )
         flaw = find_flaw(arguments, max_depth=MAX_ARGUMENT_DEPTH, root=name)
         if flaw is not None:

@@ -15,7 +15,7 @@ import anyio
 import mcp_types as types
 
 from cairn.adapters.mcp import Binding, build_server
-from cairn.adapters.mcp_surface import TOOL_SETS
+from cairn.adapters.mcp_surface import RENAMED, TOOL_SETS
 from cairn.adapters.mcp_tools import ALIASES
 from cairn.config import Settings
 from cairn.errors import StoreError
@@ -87,11 +87,12 @@ def table() -> str:
             f"{_first_sentence(tool.description or '')} |"
         )
     deprecated = sorted(f"`{field}`" for fields in ALIASES.values() for field in fields)
+    renamed = ", ".join(f"`{old}` (now `{new}`)" for old, new in RENAMED.items())
     rows += [
         "",
-        "Deprecated for one release, still accepted: the flat `remember` fields "
-        f"{', '.join(deprecated)} (now under `more`), and `memory_id` / `procedure_id` in "
-        "feedback assessments (now `ref`).",
+        f"Deprecated for one release, still accepted but not listed: the tools {renamed}; "
+        f"the flat `remember` fields {', '.join(deprecated)} (now under `more`); and "
+        "`memory_id` / `procedure_id` in feedback assessments (now `ref`).",
     ]
     return "\n".join([START, *rows, END])
 

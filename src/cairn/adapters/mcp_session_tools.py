@@ -24,10 +24,13 @@ from cairn.adapters.mcp_fields import (
     by_id,
 )
 from cairn.adapters.mcp_tools import Ctx
+from cairn.core import Cairn
+from cairn.errors import InvalidInput
+from cairn.sessions.models import EpisodesResult, HistoryResult
 
 
 class SessionToolset:
-    """activate, feedback, commit, end, pin, log_progress, episodes, history."""
+    """activate, feedback, commit, end, note, log_progress, trace."""
 
     def __init__(self, binding: Binding) -> None:
         self._b = binding
@@ -104,19 +107,19 @@ class SessionToolset:
             ctx, lambda mem, _: mem.end(session_id, summary=summary), render.closed
         )
 
-    async def pin(
+    async def note(
         self,
         ctx: Ctx,
-        note: Annotated[str, Field(description="A working note: a result, plan or checklist.")],
+        text: Annotated[str, Field(description="A working note: a result, plan or checklist.")],
         scope: Scope = None,
         cwd: Cwd = None,
         session_id: SessionId = None,
     ) -> ToolResult:
-        """Append a working note to the trace (history shows it); not searchable: remember
-        what must be found later."""
+        """Append a working note to the trace for the next turns (trace shows it); not
+        searchable: remember what must be found later."""
         return await self._b.call(
             ctx,
-            lambda mem, where: mem.pin(note, scope=scope, cwd=where, session_id=session_id),
+            lambda mem, where: mem.pin(text, scope=scope, cwd=where, session_id=session_id),
             render.trace_write,
             Where(scope, cwd, session_id),
         )
@@ -135,32 +138,27 @@ class SessionToolset:
             render.trace_write,
         )
 
-    async def episodes(
+    async def trace(
         self,
         ctx: Ctx,
-        timestamp: Annotated[str, Field(description="'YYYY-MM-DD HH:MM:SS' (UTC when no zone).")],
+        at: Annotated[
+            str | None,
+            Field(description="Lines around this moment, 'YYYY-MM-DD HH:MM:SS' (UTC)."),
+        ] = None,
+        max_chars: Annotated[
+            int | None, Field(description="For the latest lines (default 4000).")
+        ] = None,
         scope: Scope = None,
         cwd: Cwd = None,
     ) -> ToolResult:
-        """The trace lines (pins, progress, calls) around a moment."""
-        return await self._b.call(
-            ctx,
-            lambda mem, where: mem.episodes(timestamp, scope=scope, cwd=where),
-            render.trace_lines,
-            Where(scope, cwd),
-        )
+        """The trace (notes, progress, calls): the latest lines, oldest first, or the lines
+        around a moment."""
 
-    async def history(
-        self,
-        ctx: Ctx,
-        max_chars: Annotated[int | None, Field(description="Default 4000.")] = None,
-        scope: Scope = None,
-        cwd: Cwd = None,
-    ) -> ToolResult:
-        """The latest trace lines, pins included, oldest first."""
-        return await self._b.call(
-            ctx,
-            lambda mem, where: mem.history(max_chars, scope=scope, cwd=where),
-            render.trace_lines,
-            Where(scope, cwd),
-        )
+        def action(mem: Cairn, where: str | None) -> EpisodesResult | HistoryResult:
+            if at is None:
+                return mem.history(max_chars, scope=scope, cwd=where)
+            if max_chars is not None:
+                raise InvalidInput("give at or max_chars, not both: max_chars is for the latest.")
+            return mem.episodes(at, scope=scope, cwd=where)
+
+        return await self._b.call(ctx, action, render.trace_lines, Where(scope, cwd))

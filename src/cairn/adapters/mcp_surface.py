@@ -27,7 +27,10 @@ from cairn.sessions.trace import MAX_HISTORY_CHARS
 
 ENV_TOOLS = "CAIRN_MCP_TOOLS"
 CORE = ("activate", "recall", "feedback", "remember", "commit", "get_memory", "correct", "forget")
-SESSIONS = (*CORE, "end", "pin", "log_progress", "episodes", "history", "lessons", "confirm")
+SESSIONS = (*CORE, "end", "note", "log_progress", "trace", "lessons", "confirm")
+# Tools renamed, still callable for one release (deprecated) wherever their new name is served,
+# but no longer listed: the old name and the tool that replaces it.
+RENAMED = {"pin": "note", "episodes": "trace", "history": "trace"}
 TOOL_SETS: dict[str, tuple[str, ...] | None] = {"core": CORE, "sessions": SESSIONS, "all": None}
 DEFAULT_SET = "core"
 # The tool list's size in characters of compact JSON; a test holds each set to its budget.
@@ -87,6 +90,7 @@ def shared_field(tool: str, field: str) -> dict[str, Any]:
 
 
 def in_set(tool: str, tool_set: str) -> bool:
+    tool = RENAMED.get(tool, tool)
     members = TOOL_SETS[tool_set]
     return members is None or tool in members
 
@@ -135,6 +139,8 @@ def advertised(name: str, parameters: Mapping[str, Any], hidden: frozenset[str])
     if name == "remember":
         # The scalar form (content + type) or the batch form (memories), never both.
         schema["oneOf"] = [{"required": ["content", "type"]}, {"required": ["memories"]}]
+    if name == "trace":
+        schema["not"] = {"required": ["at", "max_chars"]}  # around a moment, or the latest
     return schema
 
 
@@ -142,6 +148,7 @@ def advertised(name: str, parameters: Mapping[str, Any], hidden: frozenset[str])
 # activate, query and lessons write retrievals or repeat state, so none is read-only.
 _ANNOTATIONS: dict[str, tuple[bool, bool, bool, bool]] = {
     "get_memory": (True, False, True, False),
+    "trace": (True, False, True, False),
     "episodes": (True, False, True, False),
     "history": (True, False, True, False),
     "stats": (True, False, True, False),

@@ -85,7 +85,7 @@ class MemoryTools:
         Returns ref and disposition: created, matched (identical) or boosted (a
         near-duplicate strengthened); one with other values (version, number, negation) is
         created with may_update naming the older. Refused with a reason: blank, unknown
-        type, too large, or holding a secret. Not for ephemeral task state (pin that).
+        type, too large, or holding a secret. Not for ephemeral task state (note that).
         """
         # The optional claim fields, exactly as named in the schema; the core checks them.
         fields = {k: v for k, v in locals().items() if k in CLAIM_FIELDS and v is not None}
@@ -326,11 +326,13 @@ def make_tool(fn: Callable[..., Any]) -> Tool:
 
 
 def collect_tools(binding: Binding) -> list[Tool]:
+    from cairn.adapters.mcp_deprecated_tools import DeprecatedToolset
     from cairn.adapters.mcp_lesson_tools import LessonToolset
     from cairn.adapters.mcp_session_tools import SessionToolset
 
     methods: list[Callable[..., Any]] = []
-    for group in (MemoryTools(binding), SessionToolset(binding), LessonToolset(binding)):
+    groups = (MemoryTools, SessionToolset, LessonToolset, DeprecatedToolset)
+    for group in (make(binding) for make in groups):
         methods += [
             getattr(group, name)
             for name, value in vars(type(group)).items()
