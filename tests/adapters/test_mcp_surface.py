@@ -224,6 +224,8 @@ def test_activate_recall_and_query_answer_hits_of_one_shape(binding: Binding) ->
                 assert "memory_id" not in hit and None not in hit.values()
         standing = brief.structured_content["constraints"]  # type: ignore[index]
         assert standing and all("ref" in item and "memory_id" not in item for item in standing)
+        for item in standing:  # said once: no scope the brief already says, no content twice
+            assert "scope" not in item and item.get("content") != item["summary"], item
 
     drive(binding, body, "all")
 

@@ -29,11 +29,15 @@ from cairn.models import (
     ProcedureHit,
     RecallResult,
 )
-from cairn.sessions.models import Brief
+from cairn.sessions.models import Brief, BriefMemory
 
 # Fields a hit omits when they hold their usual value: only the unusual is worth the tokens.
 _HIT_USUAL: dict[str, object] = {"pathway": "direct", "weak": False, "kind": "memory"}
 SCORE_DIGITS = 3
+
+
+# The brief's standing groups of memories, each item {ref, type, summary, ...}.
+_STANDING = ("pinned", "constraints", "warnings", "instructions", "preferences")
 
 
 def lean(value: Any) -> Any:
@@ -46,6 +50,8 @@ def lean(value: Any) -> Any:
             out["ref"] = value.ref
         if isinstance(value, Memory):
             out.pop("id", None)  # the ref says it: mem_12
+        if isinstance(value, BriefMemory) and out.get("content") == out.get("summary"):
+            del out["content"]  # a short claim is its own summary: said once
         if isinstance(value, ProcedureHit):
             out["ref"] = out.pop("procedure_id")  # one name for what feedback assesses
         if isinstance(value, Brief):
@@ -86,9 +92,10 @@ def _renamed(out: dict[str, Any]) -> dict[str, Any]:
 
 def _in_scope(out: dict[str, Any]) -> None:
     # A hit names its scope only when it differs from the answer's (global, another scope).
-    for hit in out.get("hits", []):
-        if hit.get("scope") == out.get("scope"):
-            del hit["scope"]
+    for group in ("hits", *_STANDING):
+        for hit in out.get(group, []):
+            if hit.get("scope") == out.get("scope"):
+                del hit["scope"]
     # An evidence record's time is said once: left out when its memories' hits say it.
     when = {hit["ref"]: hit.get("occurred_at") for hit in out.get("hits", [])}
     for record in out.get("evidence", []):
