@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from mcpkit import CAIRN, HEADERS, cairn_env, initialize_request, serving
 
 from cairn import Cairn
+from cairn.adapters.mcp_surface import CORE, SESSIONS
 from cairn.config import Settings
 
 SCOPE = "project:example/processes"
@@ -295,3 +296,33 @@ def test_mcp_inspector_cli_lists_and_calls_tools(env: dict[str, str], tmp_path: 
     )  # fmt: skip
     assert found["content"][0]["text"].startswith(made["structuredContent"]["ref"])
     assert "Releases are tagged vX.Y.Z." in found["content"][0]["text"]
+
+
+# tool sets ----------------------------------------------------------------------------------
+def test_the_tool_set_comes_from_the_flag_else_the_environment(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    async def names(args: list[str], extra: dict[str, str]) -> set[str]:
+        params = StdioServerParameters(
+            command=CAIRN, args=args, env={**env, **extra}, cwd=str(tmp_path)
+        )
+        async with Client(params, mode="legacy") as client:
+            return {tool.name for tool in (await client.list_tools()).tools}
+
+    async def session() -> None:
+        assert await names(["mcp"], {}) == set(CORE)
+        assert await names(["mcp"], {"CAIRN_MCP_TOOLS": "sessions"}) == set(SESSIONS)
+        assert await names(["mcp", "--tools", "core"], {"CAIRN_MCP_TOOLS": "all"}) == set(CORE)
+
+    anyio.run(session)
+
+
+def test_serve_serves_the_chosen_tool_set(env: dict[str, str], tmp_path: Path) -> None:
+    with serving(env, tmp_path, "--tools", "sessions") as served:
+
+        async def session() -> None:
+            async with Client(streamable_http_client(served.url)) as client:
+                names = {tool.name for tool in (await client.list_tools()).tools}
+                assert names == set(SESSIONS)
+
+        anyio.run(session)
