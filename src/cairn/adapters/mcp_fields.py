@@ -70,7 +70,7 @@ MEMORY_ITEM: dict[str, Any] = {
     "type": "object",
     "properties": {
         "content": {"type": "string"},
-        "type": {"type": "string"},
+        "type": {"type": "string", "enum": list(MEMORY_TYPES)},
     },
     "required": ["content", "type"],
 }
