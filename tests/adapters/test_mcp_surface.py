@@ -502,3 +502,13 @@ def test_renamed_tools_answer_under_their_old_names_unlisted(binding: Binding) -
         assert both.is_error and "give at or max_chars, not both" in str(both.content)
 
     drive(binding, body, "sessions")
+
+
+def test_an_unknown_field_is_answered_with_the_listed_fields_only(binding: Binding) -> None:
+    async def body(client: Client) -> None:
+        wrong = await client.call_tool("remember", {"content": "x", "type": "fact", "wieght": 1})
+        said = str(wrong.content)
+        assert wrong.is_error and "remember has no field 'wieght'" in said
+        assert "more" in said and "occurred_at" not in said  # the deprecated spelling is unlisted
+
+    drive(binding, body, "core")

@@ -300,6 +300,7 @@ class CairnServer(MCPServer[Any]):
             for tool in tools
             if tool.name not in RENAMED
         ]
+        self._listed_fields = {t.name: list(t.input_schema["properties"]) for t in self._listed}
         super().__init__(tools=list(tools), **kwargs)
         # Neither prompts nor resources are served, so neither is advertised.
         handlers = self._lowlevel_server._request_handlers
@@ -327,9 +328,11 @@ class CairnServer(MCPServer[Any]):
         fields = schema.get("properties", {})
         unknown = sorted(set(arguments) - set(fields))
         if unknown:
+            # Named as listed (deprecated spellings still work but are not offered).
+            listed = self._listed_fields.get(name, fields)
             return error_result(
                 f"{name} has no field {', '.join(map(repr, unknown))}; its fields are "
-                f"{', '.join(fields)}. Remove or rename it and call again."
+                f"{', '.join(listed)}. Remove or rename it and call again."
             )
         try:
             return await super().call_tool(name, arguments, context)
