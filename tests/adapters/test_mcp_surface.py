@@ -512,3 +512,25 @@ def test_an_unknown_field_is_answered_with_the_listed_fields_only(binding: Bindi
         assert "more" in said and "occurred_at" not in said  # the deprecated spelling is unlisted
 
     drive(binding, body, "core")
+
+
+def test_every_tool_error_fits_its_output_schema(binding: Binding) -> None:
+    # Clients such as the TypeScript SDK validate structured content against the output
+    # schema even when isError is set: a tool error must fit it too.
+    async def body(client: Client) -> None:
+        for tool in (await client.list_tools()).tools:
+            wrong = await client.call_tool(tool.name, {"no_such_field": 1})
+            assert wrong.is_error and wrong.structured_content is not None, tool.name
+            assert wrong.structured_content["error"]["code"] == "invalid_input"
+            jsonschema.validate(wrong.structured_content, tool.output_schema or {})
+        gone = await client.call_tool(
+            "feedback",
+            {"session_id": "ses_gone", "retrieval_id": "ret_1",
+             "assessments": [{"ref": "mem_1", "used": True, "effect": "helped"}]},
+        )  # fmt: skip
+        assert gone.is_error and gone.structured_content is not None
+        jsonschema.validate(
+            gone.structured_content, (await tool_named(client, "feedback")).output_schema or {}
+        )
+
+    drive(binding, body, "all")

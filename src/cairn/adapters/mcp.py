@@ -48,7 +48,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import is_version_at_least
 from pydantic import ValidationError
 
-from cairn.adapters.mcp_outputs import OUTPUT_SCHEMAS, structured
+from cairn.adapters.mcp_outputs import OUTPUT_SCHEMAS, accepting_errors, structured
 from cairn.adapters.mcp_stdio import serve_stdio
 from cairn.adapters.mcp_surface import RENAMED, advertised, tool_annotations
 from cairn.adapters.mcp_vet import escape_surrogates, find_flaw, safe_text
@@ -294,7 +294,7 @@ class CairnServer(MCPServer[Any]):
                 input_schema=advertised(
                     tool.name, tool.parameters, aliases.get(tool.name, frozenset())
                 ),
-                output_schema=OUTPUT_SCHEMAS[tool.name],
+                output_schema=accepting_errors(OUTPUT_SCHEMAS[tool.name]),
                 annotations=tool_annotations(tool.name),
             )
             for tool in tools

@@ -42,10 +42,9 @@ class LessonToolset:
         session_id: AnySessionId = None,
         limit: Annotated[int, Field(description="At most this many lessons.")] = 3,
     ) -> ToolResult:
-        """Before a tool call: the few memories about it (citing the lines it touches, or
-        naming its command or files), each with ref and why; empty when nothing is worth
-        saying. When an edit changes lines a memory cites, answer with confirm(ref) or
-        correct(ref, ...)."""
+        """Before a tool call: the few memories about it (citing lines it touches, naming
+        its command or files), each with ref and why; often none. When an edit changes lines
+        a memory cites, answer with confirm(ref) or correct(ref, ...)."""
         return await self._b.call(
             ctx,
             lambda mem, where: mem.lessons(

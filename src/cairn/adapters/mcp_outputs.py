@@ -132,6 +132,20 @@ def _hit(hit: Hit) -> dict[str, Any]:
     return out
 
 
+def accepting_errors(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema`, or a tool error's `{"error": {code, message, retryable}}`: clients (the
+    TypeScript SDK among them) validate structured content against the output schema even
+    when `isError` is set, so the error form must fit too."""
+    out = dict(schema)
+    if "oneOf" in out:
+        out["oneOf"] = [*out["oneOf"], _ERROR]
+        return out
+    required = out.pop("required", None)
+    if required:
+        out["anyOf"] = [{"required": required}, _ERROR]
+    return out
+
+
 def structured(value: object) -> dict[str, Any]:
     data = lean(value)
     return data if isinstance(data, dict) else {"result": data}
@@ -163,11 +177,12 @@ def _list(item: dict[str, Any]) -> dict[str, Any]:
 HIT = _obj("ref score summary", ref=_S, score=_N, summary=_S)
 _PROCEDURES = _list(_obj("ref", ref=_S, goal=_S))
 _REMEMBERED = _obj("ref disposition", ref=_S, disposition=_S, type=_S, scope=_S)
-_CLOSED = _obj("session_id status", session_id=_S, status=_S, episode_id=_S)
+_CLOSED = _obj("status", status=_S)
 _TRACE_WRITE = _obj("event_id", event_id=_S)
-_TRACE = _obj("scope lines", scope=_S, lines=_list({"type": "object"}), text=_S)
-_DECISION = _obj("id kind status", id=_S, kind=_S, status=_S, changed=_STRS, path=_S)
+_TRACE = _obj("lines", lines=_list({"type": "object"}))
+_DECISION = _obj("id status", id=_S, status=_S)
 _HITS = _list(HIT)
+_ERROR: dict[str, Any] = {"required": ["error"]}
 
 OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     "remember": {
@@ -183,10 +198,10 @@ OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     "query": _obj("hits", hits=_HITS),
     "get_memory": _obj("records unknown", records=_list(_obj("ref memory", ref=_S)), unknown=_STRS),
     "correct": _REMEMBERED,
-    "forget": _obj("ref status reason", ref=_S, status={"const": "retired"}, reason=_S),
-    "purge": _obj("ref status tombstone", ref=_S, status={"const": "purged"}, tombstone=_S),
-    "stats": _obj("memories store", memories=_I, store={"type": "object"}),
-    "tidy": _obj("proposals", proposals=_list(_obj("id kind refs", id=_S, refs=_STRS))),
+    "forget": _obj("ref status", ref=_S, status={"const": "retired"}),
+    "purge": _obj("ref status", ref=_S, status={"const": "purged"}),
+    "stats": _obj("memories", memories=_I),
+    "tidy": _obj("proposals", proposals=_list(_obj("id refs", id=_S, refs=_STRS))),
     "tidy_accept": _DECISION,
     "tidy_decline": _DECISION,
     "activate": _obj(
@@ -197,7 +212,7 @@ OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
         hits=_HITS,
         procedures=_PROCEDURES,
     ),
-    "feedback": _obj("retrieval_id recorded pending", retrieval_id=_S, recorded=_I, pending=_STRS),
+    "feedback": _obj("recorded pending", recorded=_I, pending=_STRS),
     "commit": _CLOSED,
     "end": _CLOSED,
     "note": _TRACE_WRITE,
@@ -206,6 +221,6 @@ OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     "trace": _TRACE,
     "episodes": _TRACE,
     "history": _TRACE,
-    "lessons": _obj("text lessons", text=_S, lessons=_list({"type": "object"})),
+    "lessons": _obj("lessons", lessons=_list({"type": "object"})),
     "confirm": _obj("ref counted", ref=_S, counted=_B),
 }

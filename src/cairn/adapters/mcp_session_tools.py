@@ -43,12 +43,10 @@ class SessionToolset:
         cwd: Cwd = None,
         task_context: TaskContext = None,
     ) -> ToolResult:
-        """Start a task: opens a session; returns its session_id and a brief: pinned
-        memories, constraints, warnings, instructions, preferences, the branch, and the hits
-        and procedures most relevant to the task (more_available: recall finds more).
-
-        Pass session_id to later calls; give feedback on the brief's retrieval_id before
-        commit.
+        """Start a task: opens a session; returns its session_id and a brief (pinned
+        memories, constraints, warnings, instructions, preferences, the branch, the hits and
+        procedures for the task). Pass session_id to later calls; give feedback on the
+        brief's retrieval_id before commit.
         """
         return await self._b.call(
             ctx,

@@ -79,13 +79,13 @@ class MemoryTools:
         relates_to: Annotated[StrList, claim_field("relates_to")] = None,
         more: More = None,
     ) -> ToolResult:
-        """Store durable, typed claims future sessions should know (decisions, constraints,
-        lessons, warnings, ...): content + type for one, memories for several.
+        """Store durable, typed claims future sessions should know: content + type for one,
+        memories for several.
 
         Returns ref and disposition: created, matched (identical) or boosted (a
-        near-duplicate strengthened); one with other values (version, number, negation) is
-        created with may_update naming the older. Refused with a reason: blank, unknown
-        type, too large, or holding a secret. Not for ephemeral task state (note that).
+        near-duplicate strengthened); one with other values (version, number) is created
+        with may_update naming the older. Refused with a reason: blank, unknown type, too
+        large, a secret. Not for task state (note that).
         """
         # The optional claim fields, exactly as named in the schema; the core checks them.
         fields = {k: v for k, v in locals().items() if k in CLAIM_FIELDS and v is not None}
@@ -298,12 +298,6 @@ class MemoryTools:
         )
 
 
-TITLES = {
-    "get_memory": "Get memories",
-    "log_progress": "Log progress",
-    "tidy_accept": "Accept a tidy proposal",
-    "tidy_decline": "Decline a tidy proposal",
-}
 # Argument names still accepted for one release but no longer listed (deprecated).
 # The rarely used remember fields are listed grouped under `more`; flat, they still work.
 ALIASES: dict[str, frozenset[str]] = {"remember": MORE_FIELDS}
@@ -319,7 +313,6 @@ def make_tool(fn: Callable[..., Any]) -> Tool:
     return Tool.from_function(
         fn,
         name=name,
-        title=TITLES.get(name),
         description=unwrap(fn.__doc__ or ""),
         annotations=tool_annotations(name),
     )
