@@ -534,3 +534,18 @@ def test_every_tool_error_fits_its_output_schema(binding: Binding) -> None:
         )
 
     drive(binding, body, "all")
+
+
+def test_activate_can_leave_out_what_the_session_start_brief_gave(binding: Binding) -> None:
+    async def body(client: Client) -> None:
+        await remember_claims(client)
+        full = await client.call_tool("activate", {"task": "billing retries", "scope": SCOPE})
+        lean = await client.call_tool(
+            "activate", {"task": "billing retries", "scope": SCOPE, "standing": False}
+        )
+        assert full.structured_content is not None and lean.structured_content is not None
+        assert full.structured_content["constraints"]
+        assert lean.structured_content["constraints"] == [] and lean.structured_content["hits"]
+        assert "constraint:" not in str(lean.content)
+
+    drive(binding, body, "core")

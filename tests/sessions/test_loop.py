@@ -10,7 +10,7 @@ import pytest
 from cairn import Cairn, Conflict
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
-from cairn.errors import InvalidScope
+from cairn.errors import InvalidInput, InvalidScope
 
 SCOPE = "project:example/api"
 OTHER = "project:example/web"
@@ -231,3 +231,18 @@ def test_a_query_in_another_scopes_session_is_refused(mem: Cairn, seeded: dict[s
     brief = mem.activate("web work", scope=OTHER)
     with pytest.raises(InvalidScope, match=f"belongs to scope {OTHER}"):
         mem.query_in_session("sessions", session_id=brief.session_id, scope=SCOPE)
+
+
+def test_activate_without_standing_leaves_out_what_the_session_start_gave(
+    mem: Cairn, seeded: dict[str, str]
+) -> None:
+    full = mem.activate("move the session store to postgres", scope=SCOPE)
+    assert full.constraints and full.warnings  # the seeded scope has standing memories
+    lean = mem.activate("move the session store to postgres", scope=SCOPE, standing=False)
+    groups = (lean.pinned, lean.constraints, lean.warnings, lean.instructions, lean.preferences)
+    assert all(group == () for group in groups) and lean.branch.branch is None
+    assert [h.ref for h in lean.memories] == [h.ref for h in full.memories]
+    start = mem.agent_start(scope=SCOPE)
+    assert "standing: false" in start.text
+    with pytest.raises(InvalidInput, match="standing must be true or false"):
+        mem.activate("x", scope=SCOPE, standing="no")  # type: ignore[arg-type]

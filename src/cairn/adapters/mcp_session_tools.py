@@ -42,6 +42,9 @@ class SessionToolset:
         scope: Scope = None,
         cwd: Cwd = None,
         task_context: TaskContext = None,
+        standing: Annotated[
+            bool, Field(description="false: leave out what your session-start brief gave.")
+        ] = True,
     ) -> ToolResult:
         """Start a task: opens a session; returns its session_id and a brief (pinned
         memories, constraints, warnings, instructions, preferences, the branch, the hits and
@@ -51,7 +54,7 @@ class SessionToolset:
         return await self._b.call(
             ctx,
             lambda mem, where: mem.activate(
-                task, scope=scope, cwd=where, task_context=task_context
+                task, scope=scope, cwd=where, task_context=task_context, standing=standing
             ),
             render.brief,
             Where(scope, cwd),
