@@ -12,21 +12,34 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from cairn import pages
 from cairn.code.tools import CodeTools
 from cairn.errors import InvalidInput
-from cairn.models import Hit, RecallResult
-from cairn.refusal import check_query
+from cairn.models import Hit, NewEvent, RecallResult
+from cairn.refusal import check_query, loggable
 from cairn.reindex import DEFAULT_BATCH, ReindexReport, reindex
 from cairn.scope import visible_scopes
+from cairn.sessions.ledger import record_retrieval, session_for_call
 from cairn.stats import page_stats
 from cairn.store.base import MemoryFilter
 
 KINDS = ("all", "memories", "pages")
+
+
+@dataclass(frozen=True, slots=True)
+class QueryResult:
+    """A query's hits; in a session also the retrieval that needs feedback."""
+
+    hits: tuple[Hit, ...]
+    scope: str
+    retrieval_id: str | None = None
+    session_id: str | None = None
+
+
 PAGE_PREVIEW = 500
 
 
@@ -110,6 +123,38 @@ class RetrievalTools(CodeTools):
         return reindex(
             self._ctx, batch=batch, max_batches=max_batches, on_start=on_start, on_batch=on_batch
         )
+
+    def query_in_session(
+        self,
+        text: str,
+        *,
+        session_id: str,
+        scope: str | None = None,
+        cwd: str | Path | None = None,
+        limit: int | None = None,
+    ) -> QueryResult:
+        """`query` inside a session: the same nearest memories, recorded on the session's
+        ledger like a recall, so its `retrieval_id` needs feedback before `commit` (a query
+        is no way around the ledger)."""
+        session = session_for_call(self._ctx, session_id, scope, cwd, self._default_cwd())
+        resolved = session.scope
+        hits = self.query(text, scope=resolved, limit=limit)
+        refs = [hit.ref for hit in hits]
+        store = self._ctx.store
+        payload = {
+            "query": loggable(text.strip()),
+            "also": [],
+            "as_of": None,
+            "refs": refs,
+            "via": "query",
+        }
+        with store.transaction():
+            event_id = store.add_event(
+                NewEvent("recall", resolved, session.id, self._ctx.clock(),
+                         self._ctx.integration, None, payload)
+            )  # fmt: skip
+            record_retrieval(self._ctx, session, event_id, "recall", refs)
+        return QueryResult(tuple(hits), resolved, f"ret_{event_id}", session.id)
 
     def _page_hits(
         self, kind: str, scope: str, cwd: str | Path | None, text: str, limit: int

@@ -154,3 +154,17 @@ def test_query_and_kind(run) -> None:  # type: ignore[no-untyped-def]
     assert all(hit["kind"] == "page" for hit in json.loads(pages.output)["hits"])
     bad = run("query", "x", "--limit", "50", "--scope", SCOPE)
     assert bad.exit_code == 2 and "limit" in bad.output
+
+
+def test_content_starting_with_a_dash_goes_after_double_dash(run) -> None:  # type: ignore[no-untyped-def]
+    assert "goes after '--'" in run("remember", "--help").output
+    assert "goes after '--'" in run("correct", "--help").output
+    made = run("remember", "--type", "fact", "--scope", SCOPE, "--json", "--",
+               "-v prints the version of the CLI.")  # fmt: skip
+    assert made.exit_code == 0, made.output
+    ref = json.loads(made.output)["memory_id"]
+    fixed = run("correct", ref, "--reason", "renamed", "--scope", SCOPE, "--",
+                "--version prints the version of the CLI.")  # fmt: skip
+    assert fixed.exit_code == 0, fixed.output
+    shown = run("show", ref, "--scope", SCOPE)
+    assert "-v prints the version of the CLI." in shown.output

@@ -23,6 +23,7 @@ from mcp import Client
 from cairn.adapters.cli import main as cli_main
 from cairn.adapters.mcp import Binding, build_server
 from cairn.adapters.mcp_http import check_bind, is_loopback, parse_origins
+from cairn.adapters.mcp_surface import DESCRIBED_ON
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
 from cairn.errors import InvalidInput
@@ -33,8 +34,8 @@ from cairn.store import open_store
 SCOPE = "project:example/mcp"
 MODES = ["legacy", "auto"]
 MEMORY_TOOLS = {"remember", "recall", "get_memory", "correct", "forget", "purge", "stats", "tidy"}
-SESSION_TOOLS = {"activate", "feedback", "commit", "end", "pin", "log_progress", "episodes"}
-READ_ONLY = {"recall", "get_memory", "episodes", "history", "stats", "lessons"}
+SESSION_TOOLS = {"activate", "feedback", "commit", "end", "note", "log_progress", "trace"}
+READ_ONLY = {"get_memory", "trace", "stats"}
 
 
 @pytest.fixture
@@ -69,7 +70,7 @@ def drive(
 
     async def session() -> None:
         async with Client(
-            build_server(binding),
+            build_server(binding, "all"),
             mode=mode,
             client_info=types.Implementation(name=name, version=version),
             list_roots_callback=list_roots if roots is not None else None,
@@ -103,23 +104,30 @@ def git_checkout(path: Path, origin: str) -> Path:
 def test_every_tool_is_listed_with_descriptions_and_annotations(binding: Binding) -> None:
     async def body(client: Client) -> None:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert MEMORY_TOOLS | SESSION_TOOLS | {"history"} <= set(listed)
+        assert set(listed) >= MEMORY_TOOLS | SESSION_TOOLS
         for tool in listed.values():
             assert tool.description and len(tool.description) > 40, tool.name
             schema = tool.input_schema
             assert schema["additionalProperties"] is False
             for field, spec in schema["properties"].items():
+                # scope and cwd are explained once, in the instructions and on the entry tools.
+                if field in {"scope", "cwd"} and tool.name not in DESCRIBED_ON:
+                    continue
                 assert spec.get("description"), f"{tool.name}.{field} has no description"
             notes = tool.annotations
             assert notes is not None
-            assert notes.read_only_hint is (tool.name in READ_ONLY or tool.name == "query")
+            assert bool(notes.read_only_hint) is (tool.name in READ_ONLY), tool.name
             if not notes.read_only_hint:
-                assert notes.destructive_hint is (tool.name in {"forget", "purge"}), tool.name
+                destructive = {"forget", "purge", "tidy_accept"}
+                assert notes.destructive_hint is (tool.name in destructive), tool.name
         # The seeds' field names.
         fields = {name: set(tool.input_schema["properties"]) for name, tool in listed.items()}
-        assert {"content", "type", "memories", "scope", "cwd", "session_id", "occurred_at"} <= (
+        assert {"content", "type", "memories", "scope", "cwd", "session_id", "more"} <= (
             fields["remember"]
         )
+        # The rarely used claim fields are listed under more (still accepted flat).
+        more = listed["remember"].input_schema["properties"]["more"]["properties"]
+        assert {"occurred_at", "weight", "durability", "diff_text", "relates_to"} <= set(more)
         assert {"query", "scope", "cwd", "session_id", "also", "as_of", "evidence"} <= (
             fields["recall"]
         )
@@ -144,7 +152,7 @@ def test_remember_scalar_then_batch_then_recall(binding: Binding, mode: str) -> 
         data = one.structured_content
         assert data["disposition"] == "created" and data["type"] == "decision"
         assert data["scope"] == SCOPE and data["source_event_id"].startswith("evt_")
-        assert text(one).startswith(f"{data['memory_id']} created [decision] {SCOPE}")
+        assert text(one).startswith(f"{data['ref']} created [decision] {SCOPE}")
 
         batch = await ok(
             client, "remember", scope=SCOPE,
@@ -164,13 +172,13 @@ def test_remember_scalar_then_batch_then_recall(binding: Binding, mode: str) -> 
         found = await ok(client, "recall", query="how do we deploy", scope=SCOPE)
         assert found.structured_content is not None
         assert found.structured_content["retrieval_id"].startswith("ret_")
-        assert found.structured_content["hits"][0]["ref"] == data["memory_id"]
-        assert text(found).splitlines()[0].startswith(data["memory_id"])
+        assert found.structured_content["hits"][0]["ref"] == data["ref"]
+        assert text(found).splitlines()[0].startswith(data["ref"])
 
         near = await ok(client, "query", text="deploy release process", scope=SCOPE, limit=2)
         assert near.structured_content is not None
         assert len(text(near).splitlines()) == 2
-        assert data["memory_id"] in text(near)
+        assert data["ref"] in text(near)
 
     drive(binding, body, mode=mode)
 
@@ -311,7 +319,8 @@ def test_a_client_that_fails_roots_list_gets_the_server_directory(
         return types.ErrorData(code=types.INTERNAL_ERROR, message="no roots today")
 
     async def session() -> None:
-        async with Client(build_server(binding), mode="legacy", list_roots_callback=refuse) as c:
+        server = build_server(binding, "all")
+        async with Client(server, mode="legacy", list_roots_callback=refuse) as c:
             made = await ok(c, "remember", content="Roots failed.", type="fact")
             assert made.structured_content is not None
             assert made.structured_content["scope"] == scope_from_cwd(tmp_path / "served")
@@ -325,7 +334,7 @@ def test_the_client_is_the_integration(binding: Binding, mode: str) -> None:
         made = await ok(client, "remember", content="Ports below 1024 need root.", type="fact",
                         scope=SCOPE)  # fmt: skip
         assert made.structured_content is not None
-        memory_id = parse_ref(made.structured_content["memory_id"], kind="mem")
+        memory_id = parse_ref(made.structured_content["ref"], kind="mem")
         memory = binding.store.get_memories([memory_id])[0]
         assert memory.integration == "claude-code"
         event = binding.store.get_events([memory.source_event_id or 0])[0]
@@ -361,7 +370,7 @@ def test_a_session_activate_recall_feedback_commit(binding: Binding) -> None:
             (brief_ret, brief.structured_content),
             (retrieval_id, found.structured_content),
         ):
-            assessed = [{"memory_id": ref, "used": True, "effect": "helped"}
+            assessed = [{"ref": ref, "used": True, "effect": "helped"}
                         for ref in _refs(refs)]  # fmt: skip
             if assessed:
                 await ok(client, "feedback", session_id=session_id, retrieval_id=ret,
@@ -399,10 +408,10 @@ def test_activate_in_a_checkout_names_its_branch(binding: Binding, tmp_path: Pat
 
 
 def _refs(structured: dict[str, Any]) -> list[str]:
-    found: list[str] = [hit["ref"] for hit in structured.get("hits", []) if hit["kind"] == "memory"]
+    hits = structured.get("hits", [])
+    found: list[str] = [hit["ref"] for hit in hits if hit.get("kind", "memory") == "memory"]
     for group in ("pinned", "constraints", "warnings", "instructions", "preferences"):
-        found += [m["memory_id"] for m in structured.get(group, [])]
-    found += [hit["ref"] for hit in structured.get("memories", [])]
+        found += [m["ref"] for m in structured.get(group, [])]
     return sorted(set(found))
 
 
@@ -412,11 +421,11 @@ def test_get_correct_forget_purge_and_stats(binding: Binding) -> None:
         made = await ok(client, "remember", content="The API limit is 100 rpm.", type="fact",
                         scope=SCOPE)  # fmt: skip
         assert made.structured_content is not None
-        ref = made.structured_content["memory_id"]
+        ref = made.structured_content["ref"]
         new = await ok(client, "correct", ref=ref, content="The API limit is 200 rpm.",
                        reason="raised in v2", scope=SCOPE)  # fmt: skip
         assert new.structured_content is not None
-        new_ref = new.structured_content["memory_id"]
+        new_ref = new.structured_content["ref"]
         assert text(new) == f"{new_ref} replaces {ref}"
 
         shown = await ok(client, "get_memory", refs=[new_ref, "mem_404"], scope=SCOPE)
@@ -430,7 +439,7 @@ def test_get_correct_forget_purge_and_stats(binding: Binding) -> None:
         assert text(retired) == f"{new_ref} retired: limit removed"
         other = await ok(client, "remember", content="token leaked here", type="fact", scope=SCOPE)
         assert other.structured_content is not None
-        gone = await ok(client, "purge", ref=other.structured_content["memory_id"], scope=SCOPE)
+        gone = await ok(client, "purge", ref=other.structured_content["ref"], scope=SCOPE)
         assert gone.structured_content is not None
         assert gone.structured_content["tombstone"].startswith("evt_")
 
@@ -469,3 +478,28 @@ def test_cors_origins_parse_from_flags_and_the_environment() -> None:
         "https://b.example",
     ]
     assert parse_origins(("http://a.example",)) == ["http://a.example"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_relative_cwd_is_resolved_against_the_first_root_or_refused(
+    binding: Binding, tmp_path: Path, mode: str
+) -> None:
+    root = tmp_path / "workspace"
+    git_checkout(root / "api", "git@github.com:acme/api.git")
+
+    async def with_roots(client: Client) -> None:
+        made = await ok(client, "remember", content="Under the root.", type="fact", cwd="api")
+        assert made.structured_content is not None
+        assert made.structured_content["scope"] == "project:github.com/acme/api"
+
+    async def without_roots(client: Client) -> None:
+        for cwd in (".", "api", "../elsewhere"):
+            refused = await client.call_tool(
+                "remember", {"content": "Where?", "type": "fact", "cwd": cwd}
+            )
+            assert refused.is_error
+            assert text(refused).startswith(f"error: cwd {cwd!r} is relative")
+
+    drive(binding, with_roots, mode=mode, roots=[root.as_uri()])
+    drive(binding, without_roots, mode=mode)
+    drive(binding, without_roots, mode=mode, roots=[])

@@ -147,7 +147,7 @@ def call_once(
 
 async def seed(binding: Binding) -> dict[str, object]:
     """A memory, an open session and a retrieval, so plausible refs and ids name real things."""
-    async with Client(build_server(binding), mode="legacy") as client:
+    async with Client(build_server(binding, "all"), mode="legacy") as client:
 
         async def structured(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
             result = await client.call_tool(tool, arguments)
@@ -160,7 +160,7 @@ async def seed(binding: Binding) -> dict[str, object]:
         opened = await structured("activate", {"task": "fix the deploy", "scope": scope})
         session = opened["session_id"]
         found = await structured("recall", {"query": "deploys", "session_id": session})
-    ref = made["memory_id"]
+    ref = made["ref"]
     return {
         **PLAUSIBLE, "ref": ref, "refs": [ref], "session_id": session,
         "retrieval_id": found["retrieval_id"],
@@ -189,7 +189,7 @@ def test_every_tool_survives_hostile_arguments(tmp_path: Path) -> None:
     with (
         start_blocking_portal() as portal,
         portal.wrap_async_context_manager(
-            Client(build_server(binding), mode="legacy", client_info=info)
+            Client(build_server(binding, "all"), mode="legacy", client_info=info)
         ) as client,
     ):
         tools = portal.call(client.list_tools).tools
@@ -216,7 +216,7 @@ def test_a_batch_stores_its_good_claims_and_names_each_bad_one(tmp_path: Path) -
     binding = fuzz_binding(tmp_path)
 
     async def body() -> None:
-        async with Client(build_server(binding), mode="legacy") as client:
+        async with Client(build_server(binding, "all"), mode="legacy") as client:
             result = await client.call_tool("remember", {"scope": SCOPE, "memories": [
                 {"content": "Builds cache pip wheels.", "type": "fact"},
                 {"content": "Builds pin numpy.", "type": "no-such-type"},
@@ -243,7 +243,7 @@ def test_a_lone_surrogate_in_arguments_is_a_tool_error_naming_the_field(
     # The official client cannot even encode these; a raw JSON-RPC peer can (see the stdio
     # tests), and the in-process server gets them as they are.
     binding = fuzz_binding(tmp_path)
-    result = anyio.run(build_server(binding).call_tool, "remember", arguments)
+    result = anyio.run(build_server(binding, "all").call_tool, "remember", arguments)
     assert isinstance(result, types.CallToolResult) and result.is_error
     said = result.content[0]
     assert isinstance(said, types.TextContent)

@@ -158,11 +158,11 @@ def test_stdio_on_a_corrupt_store_lists_tools_and_answers_the_store_error(
     async def session() -> None:
         async with Client(params, mode="legacy") as client:
             names = {tool.name for tool in (await client.list_tools()).tools}
-            assert {"remember", "recall", "stats", "activate"} <= names
+            assert {"remember", "recall", "get_memory", "activate"} <= names
             for tool, arguments in [
                 ("remember", {"content": "Deploys go through CI.", "type": "fact"}),
                 ("recall", {"query": "deploys"}),
-                ("stats", {}),
+                ("get_memory", {"refs": ["mem_1"]}),
             ]:
                 result = await client.call_tool(tool, arguments)
                 assert result.is_error
@@ -205,7 +205,7 @@ def test_stdio_on_a_store_it_cannot_open_says_to_check_access(
     async def session() -> None:
         async with Client(params, mode="legacy") as client:
             assert (await client.list_tools()).tools
-            result = await client.call_tool("stats", {})
+            result = await client.call_tool("get_memory", {"refs": ["mem_1"]})
             said = result.content[0]
             assert result.is_error and isinstance(said, types.TextContent)
             # The store's own words (or the adapter's fallback): where, and what to check.

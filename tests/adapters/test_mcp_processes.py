@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from mcpkit import CAIRN, HEADERS, cairn_env, initialize_request, serving
 
 from cairn import Cairn
+from cairn.adapters.mcp_surface import CORE, SESSIONS
 from cairn.config import Settings
 
 SCOPE = "project:example/processes"
@@ -69,9 +70,7 @@ def test_stdio_server_serves_tools(env: dict[str, str], tmp_path: Path) -> None:
             assert bad.is_error and text(bad).startswith("error: ")
             found = await client.call_tool("recall", {"query": "which python does CI use"})
             assert found.structured_content is not None
-            assert (
-                found.structured_content["hits"][0]["ref"] == made.structured_content["memory_id"]
-            )
+            assert found.structured_content["hits"][0]["ref"] == made.structured_content["ref"]
 
     anyio.run(session)
     with stored(env) as mem:
@@ -281,7 +280,7 @@ def test_mcp_inspector_cli_lists_and_calls_tools(env: dict[str, str], tmp_path: 
     names = {tool["name"] for tool in listed["tools"]}
     assert {"remember", "recall", "activate", "feedback", "commit"} <= names
     remember = next(tool for tool in listed["tools"] if tool["name"] == "remember")
-    assert remember["annotations"]["readOnlyHint"] is False
+    assert remember["annotations"].get("readOnlyHint", False) is False
 
     made = inspector(
         env, tmp_path, "--method", "tools/call", "--tool-name", "remember",
@@ -295,5 +294,176 @@ def test_mcp_inspector_cli_lists_and_calls_tools(env: dict[str, str], tmp_path: 
         "--tool-arg", "query=how are releases tagged", "--tool-arg", f"scope={SCOPE}",
         "--tool-arg", "limit=3",
     )  # fmt: skip
-    assert found["content"][0]["text"].startswith(made["structuredContent"]["memory_id"])
+    assert found["content"][0]["text"].startswith(made["structuredContent"]["ref"])
     assert "Releases are tagged vX.Y.Z." in found["content"][0]["text"]
+
+
+# tool sets ----------------------------------------------------------------------------------
+def test_the_tool_set_comes_from_the_flag_else_the_environment(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    async def names(args: list[str], extra: dict[str, str]) -> set[str]:
+        params = StdioServerParameters(
+            command=CAIRN, args=args, env={**env, **extra}, cwd=str(tmp_path)
+        )
+        async with Client(params, mode="legacy") as client:
+            return {tool.name for tool in (await client.list_tools()).tools}
+
+    async def session() -> None:
+        assert await names(["mcp"], {}) == set(CORE)
+        assert await names(["mcp"], {"CAIRN_MCP_TOOLS": "sessions"}) == set(SESSIONS)
+        assert await names(["mcp", "--tools", "core"], {"CAIRN_MCP_TOOLS": "all"}) == set(CORE)
+
+    anyio.run(session)
+
+
+def test_serve_serves_the_chosen_tool_set(env: dict[str, str], tmp_path: Path) -> None:
+    with serving(env, tmp_path, "--tools", "sessions") as served:
+
+        async def session() -> None:
+            async with Client(streamable_http_client(served.url)) as client:
+                names = {tool.name for tool in (await client.list_tools()).tools}
+                assert names == set(SESSIONS)
+
+        anyio.run(session)
+
+
+# a whole agent session, as the Inspector CLI and the SDK client drive it --------------------
+def inspector_http(env: dict[str, str], cwd: Path, url: str, *args: str) -> Any:
+    npx = shutil.which("npx")
+    if npx is None:
+        pytest.skip("npx (Node) is not installed")
+    command = [npx, "-y", INSPECTOR, "--cli", url, "--transport", "http", *args]
+    done = subprocess.run(
+        command, env=env, cwd=str(cwd), capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    return json.loads(done.stdout)
+
+
+def tool_args(arguments: dict[str, Any]) -> list[str]:
+    """Inspector `--tool-arg` pairs; JSON for anything but a string (it parses them back)."""
+    out = []
+    for key, value in arguments.items():
+        shown = value if isinstance(value, str) else json.dumps(value)
+        out += ["--tool-arg", f"{key}={shown}"]
+    return out
+
+
+Caller = Any  # (tool, arguments) -> the result as JSON, with structuredContent
+
+
+def whole_session(call: Caller) -> None:
+    """activate → recall → feedback → remember citing what helped → commit, in SCOPE."""
+    seed = call(
+        "remember",
+        {
+            "content": "Orders get a nullable column first, then a backfill.",
+            "type": "lesson",
+            "scope": SCOPE,
+            "source_ref": "db/orders.sql",
+        },
+    )
+    assert not seed.get("isError"), seed
+    brief = call("activate", {"task": "add a discount column to orders", "scope": SCOPE})
+    session = brief["structuredContent"]["session_id"]
+    found = call("recall", {"query": "add a column to orders", "session_id": session})
+    hits = found["structuredContent"]["hits"]
+    assert hits and hits[0]["ref"] == seed["structuredContent"]["ref"]
+    early = call("commit", {"session_id": session, "outcome": "success", "summary": "Added."})
+    assert early.get("isError") and "error" in early["structuredContent"]
+    for retrieval, shown in (
+        (brief["structuredContent"]["retrieval_id"], brief["structuredContent"]["hits"]),
+        (found["structuredContent"]["retrieval_id"], hits),
+    ):
+        if not shown:
+            continue  # a retrieval that returned nothing waits for no feedback
+        said = call(
+            "feedback",
+            {
+                "session_id": session,
+                "retrieval_id": retrieval,
+                "assessments": [{"ref": h["ref"], "used": True, "effect": "helped"} for h in shown],
+            },
+        )
+        assert not said.get("isError"), said
+    cited = call(
+        "remember",
+        {
+            "content": "The discount column shipped nullable, no lock.",
+            "type": "decision",
+            "session_id": session,
+            "used": [hits[0]["ref"]],
+        },
+    )
+    assert cited["structuredContent"]["disposition"] == "created", cited
+    done = call(
+        "commit",
+        {
+            "session_id": session,
+            "outcome": "success",
+            "summary": "Added orders.discount_code.",
+            "used": [hits[0]["ref"]],
+        },
+    )
+    assert done["structuredContent"]["status"] == "committed", done
+    assert hits[0]["ref"] in done["structuredContent"]["cited"]
+
+
+@pytest.mark.slow
+def test_a_whole_session_through_the_inspector_cli_over_stdio(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    def call(tool: str, arguments: dict[str, Any]) -> Any:
+        return inspector(env, tmp_path, "--method", "tools/call", "--tool-name", tool,
+                         *tool_args(arguments))  # fmt: skip
+
+    whole_session(call)
+
+
+@pytest.mark.slow
+def test_a_whole_session_through_the_inspector_cli_over_http(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    with serving(env, tmp_path) as served:
+
+        def call(tool: str, arguments: dict[str, Any]) -> Any:
+            return inspector_http(env, tmp_path, served.url, "--method", "tools/call",
+                                  "--tool-name", tool, *tool_args(arguments))  # fmt: skip
+
+        whole_session(call)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_whole_session_through_the_sdk_client(
+    env: dict[str, str], tmp_path: Path, transport: str
+) -> None:
+    results: list[tuple[str, dict[str, Any]]] = []
+
+    async def sdk_call(client: Client, tool: str, arguments: dict[str, Any]) -> Any:
+        result = await client.call_tool(tool, arguments)
+        results.append((tool, arguments))
+        return result.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+    def drive_with(client_factory: Any) -> None:
+        # whole_session is plain code; it runs on a worker thread and calls back into the loop.
+        async def session() -> None:
+            async with client_factory() as client:
+
+                async def step(tool: str, arguments: dict[str, Any]) -> Any:
+                    return await sdk_call(client, tool, arguments)
+
+                await anyio.to_thread.run_sync(
+                    lambda: whole_session(
+                        lambda tool, arguments: anyio.from_thread.run(step, tool, arguments)
+                    )
+                )
+
+        anyio.run(session)
+
+    if transport == "stdio":
+        drive_with(lambda: stdio(env, tmp_path, name="sdk-session"))
+    else:
+        with serving(env, tmp_path) as served:
+            drive_with(lambda: Client(streamable_http_client(served.url)))
+    assert [tool for tool, _ in results][-1] == "commit"

@@ -81,7 +81,7 @@ def binding(
 def drive(binding: Binding, body: Callable[[Client], Awaitable[None]]) -> None:
     async def session() -> None:
         info = types.Implementation(name="test-agent", version="1.0")
-        async with Client(build_server(binding), client_info=info) as client:
+        async with Client(build_server(binding, "all"), client_info=info) as client:
             await body(client)
 
     anyio.run(session)
@@ -99,7 +99,7 @@ def test_mcp_remember_recall_get_memory_forget(binding: Binding) -> None:
     async def body(client: Client) -> None:
         _, old = await call(client, "remember", content=OLD, type="constraint", scope=SCOPE)
         text, new = await call(client, "remember", content=NEW, type="constraint", scope=SCOPE)
-        old_ref, new_ref = old["memory_id"], new["memory_id"]
+        old_ref, new_ref = old["ref"], new["ref"]
         assert new["disposition"] == "created" and new["may_update"] == old_ref
         assert f"may update {old_ref} (3.11 → 3.12), both kept" in text
         text, found = await call(client, "recall", query="which python is required for CI",

@@ -163,6 +163,24 @@ def test_stop_reminds_once_after_changes(
     assert answer["decision"] == "block" and "remember" in answer["reason"]
     again = hook(store_location, event(repo, "Stop", changer, stop_hook_active=False), tmp_path)
     assert again.stdout == ""
+    # Once per session: another editing turn is not reminded again.
+    hook(store_location, pre_tool(repo, "Edit", edit, session=changer), tmp_path)
+    later = hook(store_location, event(repo, "Stop", changer, stop_hook_active=False), tmp_path)
+    assert later.stdout == ""
+
+
+def test_stop_does_not_remind_a_session_that_remembered(
+    repo: Repo, store_location: str, memories: dict[str, str], tmp_path: Path
+) -> None:
+    session = "remembering-session"
+    edit = {"file_path": repo.file("README.md"), "old_string": "# shop", "new_string": "# Shop"}
+    hook(store_location, pre_tool(repo, "Edit", edit, session=session), tmp_path)
+    remember = {"content": "The shop title is capitalised.", "type": "decision"}
+    said = hook(store_location, pre_tool(repo, "mcp__cairn__remember", remember,
+                                         session=session), tmp_path)  # fmt: skip
+    assert said.returncode == 0 and said.stdout == ""
+    stop = hook(store_location, event(repo, "Stop", session, stop_hook_active=False), tmp_path)
+    assert stop.stdout == ""
 
 
 def test_failures_of_cairn_never_block_the_agent(
@@ -320,3 +338,16 @@ def test_git_hooks_still_install_under_the_same_group(repo: Repo, tmp_path: Path
     done = cli("hook", "install", cwd=repo.path, tmp_path=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (repo.path / ".git" / "hooks" / "post-merge").is_file()
+
+
+def test_install_carries_the_store_of_a_cairn_home_set_where_it_runs(
+    repo: Repo, tmp_path: Path
+) -> None:
+    settings = repo.write(".claude/settings.json", "{}")
+    cli("hook", "claude-code", "install", cwd=repo.path, tmp_path=tmp_path)
+    command = json.loads(settings.read_text(encoding="utf-8"))["hooks"]["Stop"][0]["hooks"][0]
+    store = str(tmp_path / "home" / "memory.db")
+    assert shlex.split(command["command"].removesuffix(" || true"))[-2:] == ["--store", store]
+    cli("hook", "claude-code", "install", cwd=repo.path, tmp_path=tmp_path, CAIRN_HOME="")
+    plain = json.loads(settings.read_text(encoding="utf-8"))["hooks"]["Stop"][0]["hooks"][0]
+    assert "--store" not in plain["command"]  # no CAIRN_HOME: the hook finds the default

@@ -33,7 +33,7 @@ def binding(
 def drive(binding: Binding, body: Any, name: str) -> None:
     async def session() -> None:
         async with Client(
-            build_server(binding), mode="legacy",
+            build_server(binding, "all"), mode="legacy",
             client_info=types.Implementation(name=name, version="1.0"),
         ) as client:  # fmt: skip
             await body(client)
@@ -47,12 +47,13 @@ def text(result: types.CallToolResult) -> str:
     return block.text
 
 
-def test_lessons_is_read_only_and_confirm_is_not(binding: Binding) -> None:
+def test_lessons_and_confirm_both_write(binding: Binding) -> None:
     async def body(client: Client) -> None:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         lessons, confirm = listed["lessons"], listed["confirm"]
-        assert lessons.annotations is not None and lessons.annotations.read_only_hint is True
-        assert confirm.annotations is not None and confirm.annotations.read_only_hint is False
+        # lessons remembers what it said in a session (repeats are left out), so it writes.
+        assert lessons.annotations is not None and not lessons.annotations.read_only_hint
+        assert confirm.annotations is not None and not confirm.annotations.read_only_hint
         assert confirm.annotations.destructive_hint is False
         assert {"tool", "args", "cwd", "session_id", "limit"} <= set(
             lessons.input_schema["properties"]

@@ -10,6 +10,7 @@ import pytest
 from cairn import Cairn, Conflict
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
+from cairn.errors import InvalidInput, InvalidScope
 
 SCOPE = "project:example/api"
 OTHER = "project:example/web"
@@ -204,3 +205,44 @@ def test_activate_brief_carries_goal_and_open_items_of_the_branch(
     assert brief.branch.goal == "finish the exporter"
     assert {i.ref for i in brief.branch.open_items} == {task.memory_id, question.memory_id}
     assert [c.subject for c in brief.branch.commits] == ["start the exporter"]
+
+
+def test_a_query_in_a_session_is_a_retrieval_that_needs_feedback(
+    mem: Cairn, seeded: dict[str, str]
+) -> None:
+    brief = mem.activate("where do sessions live", scope=SCOPE)
+    asked = mem.query_in_session("sessions in postgres", session_id=brief.session_id, limit=3)
+    assert asked.session_id == brief.session_id and asked.scope == SCOPE
+    assert asked.retrieval_id is not None and asked.retrieval_id != brief.retrieval_id
+    nearest = mem.query("sessions in postgres", scope=SCOPE, limit=3)
+    assert [h.ref for h in asked.hits] == [h.ref for h in nearest]
+    with pytest.raises(Conflict) as refused:
+        mem.commit(brief.session_id, outcome="success", summary="Read.")
+    assert asked.retrieval_id in refused.value.message
+    for retrieval, refs in ((brief.retrieval_id, [h.ref for h in brief.memories]),
+                            (asked.retrieval_id, [h.ref for h in asked.hits])):  # fmt: skip
+        assessed = [{"memory_id": ref, "used": False, "effect": "no_effect"} for ref in refs]
+        mem.feedback(brief.session_id, retrieval, assessed or [
+            {"memory_id": seeded["db"], "used": False, "effect": "no_effect"}])  # fmt: skip
+    assert mem.commit(brief.session_id, outcome="success", summary="Read.").status == "committed"
+
+
+def test_a_query_in_another_scopes_session_is_refused(mem: Cairn, seeded: dict[str, str]) -> None:
+    brief = mem.activate("web work", scope=OTHER)
+    with pytest.raises(InvalidScope, match=f"belongs to scope {OTHER}"):
+        mem.query_in_session("sessions", session_id=brief.session_id, scope=SCOPE)
+
+
+def test_activate_without_standing_leaves_out_what_the_session_start_gave(
+    mem: Cairn, seeded: dict[str, str]
+) -> None:
+    full = mem.activate("move the session store to postgres", scope=SCOPE)
+    assert full.constraints and full.warnings  # the seeded scope has standing memories
+    lean = mem.activate("move the session store to postgres", scope=SCOPE, standing=False)
+    groups = (lean.pinned, lean.constraints, lean.warnings, lean.instructions, lean.preferences)
+    assert all(group == () for group in groups) and lean.branch.branch is None
+    assert [h.ref for h in lean.memories] == [h.ref for h in full.memories]
+    start = mem.agent_start(scope=SCOPE)
+    assert "standing: false" in start.text
+    with pytest.raises(InvalidInput, match="standing must be true or false"):
+        mem.activate("x", scope=SCOPE, standing="no")  # type: ignore[arg-type]

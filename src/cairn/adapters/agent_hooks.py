@@ -8,8 +8,9 @@ Claude Code (documented hook input and output):
   given: lessons inform, they never allow or deny a call. Nothing to say prints nothing.
 - `SessionStart` (with `source`: startup, resume, clear, compact) gets the standing brief as
   `hookSpecificOutput.additionalContext`.
-- `Stop` answers `{"decision": "block", "reason": reminder}` when the session changed
-  something since the last reminder, which makes Claude continue once with the reminder as its
+- `Stop` answers `{"decision": "block", "reason": reminder}` once per session, when the
+  session changed something and was not seen calling an MCP `remember` (PreToolUse sees
+  `mcp__<server>__remember`), which makes Claude continue once with the reminder as its
   instruction; with `stop_hook_active` (Claude is already continuing because of a Stop hook)
   it says nothing, so it can never loop.
 - `Stop` and `SessionEnd` give `transcript_path`, the session's JSON Lines transcript: the refs
@@ -32,6 +33,7 @@ call by at most about a second.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
@@ -48,6 +50,8 @@ GENERIC = "stdin"
 GENERIC_CLIENT = "agent-hook"
 MAX_CLIENT_CHARS = 100
 HOOK_BUSY_TIMEOUT_MS = 1_000
+# Claude Code names an MCP tool mcp__<server>__<tool>: a remember on any memory server counts.
+REMEMBER_TOOL = re.compile(r"mcp__.+__remember")
 
 # How a reply gets its Cairn for an integration name: the in-process command opens one and
 # closes it after the call; the server lends one it keeps open.
@@ -133,6 +137,9 @@ def claude_code_answer(mem: Cairn, payload: Mapping[str, Any]) -> dict[str, Any]
         tool = _text(payload.get("tool_name"))
         args = payload.get("tool_input")
         if tool is None:
+            return None
+        if REMEMBER_TOOL.fullmatch(tool) and session is not None:
+            mem.agent_remembered(session_id=session)  # the Stop reminder is not needed now
             return None
         result = mem.lessons(tool, args if isinstance(args, Mapping) else {}, cwd=cwd,
                              session_id=session)  # fmt: skip

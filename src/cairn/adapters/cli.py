@@ -157,7 +157,8 @@ def main(ctx: click.Context, store: str | None) -> None:
 @click.pass_context
 @reports_errors
 def remember(ctx: click.Context, /, content: str, mtype: str, **opts: Any) -> None:
-    """Remember a durable claim. CONTENT '-' reads it from stdin."""
+    """Remember a durable claim. CONTENT '-' reads it from stdin; content that starts with
+    '-' goes after '--' (cairn remember --type fact -- '-v prints the version')."""
     if content == "-":
         content = stdin_text()
     as_json, dedup = opts.pop("as_json"), not opts.pop("no_dedup")
@@ -376,7 +377,8 @@ def print_record(record: MemoryRecord) -> None:
 @click.pass_context
 @reports_errors
 def correct(ctx: click.Context, /, ref: str, content: str, reason: str, **opts: Any) -> None:
-    """Write a new version of REF with CONTENT; the old version keeps its history."""
+    """Write a new version of REF with CONTENT; the old version keeps its history. Content
+    that starts with '-' goes after '--'."""
     as_json = opts.pop("as_json")
     with opened(ctx) as mem:
         result = mem.correct(ref, content, reason=reason, **opts)

@@ -10,6 +10,7 @@ the installer writes that command.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -251,9 +252,18 @@ def _settings_path(project: str | None, user: bool) -> Path:
 def install(ctx: click.Context, /, project: str | None, user: bool, as_json: bool) -> None:
     """Add cairn's PreToolUse, SessionStart and Stop hooks to Claude Code's settings (merged
     with what is there; running it again changes nothing)."""
-    explicit = ctx.find_root().params.get("store")
+    explicit = ctx.find_root().params.get("store") or _home_store(ctx)
     result = claude_code.install(_settings_path(project, user), claude_code.hook_command(explicit))
     _print_install(result, as_json, "installed")
+
+
+def _home_store(ctx: click.Context) -> str | None:
+    """The store under a `CAIRN_HOME` set where the installer runs: Claude Code starts the
+    hooks without that variable (it is the MCP server's), so the command must carry it."""
+    settings: Settings = ctx.obj["settings"]
+    if os.environ.get("CAIRN_HOME") and not settings.url:
+        return settings.store_location
+    return None
 
 
 @claude_code_hooks.command("uninstall")

@@ -10,16 +10,22 @@ from cairn.adapters.cli import reports_errors
 from cairn.config import Settings
 from cairn.errors import InvalidInput
 
+TOOLS_HELP = (
+    "Which tools to serve: core (the session loop, the default), sessions (core plus trace, "
+    "lessons, confirm) or all (plus query, purge, stats, tidy). Default CAIRN_MCP_TOOLS or core."
+)
+
 
 @click.command("mcp")
+@click.option("--tools", "tool_set", metavar="core|sessions|all", help=TOOLS_HELP)
 @click.pass_context
 @reports_errors
-def mcp_command(ctx: click.Context, /) -> None:
+def mcp_command(ctx: click.Context, /, tool_set: str | None) -> None:
     """Serve cairn's tools to an MCP client over stdin/stdout."""
     from cairn.adapters.mcp import run_stdio
 
     settings: Settings = ctx.obj["settings"]
-    run_stdio(ctx.obj["store"], settings)
+    run_stdio(ctx.obj["store"], settings, tool_set)
 
 
 @click.command("serve")
@@ -41,6 +47,7 @@ def mcp_command(ctx: click.Context, /) -> None:
     multiple=True,
     help="A browser origin allowed to call the server (repeatable; default none).",
 )
+@click.option("--tools", "tool_set", metavar="core|sessions|all", help=TOOLS_HELP)
 @click.pass_context
 @reports_errors
 def serve_command(
@@ -51,6 +58,7 @@ def serve_command(
     token: str | None,
     new_token: bool,
     cors_origins: tuple[str, ...],
+    tool_set: str | None,
 ) -> None:
     """Serve cairn's tools over MCP streamable HTTP at http://HOST:PORT/mcp."""
     from cairn.adapters.mcp_http import parse_origins, serve
@@ -70,4 +78,5 @@ def serve_command(
         token=token or settings.http_token,
         cors_origins=parse_origins(cors_origins or settings.http_cors_origins),
         announce=lambda url: click.echo(f"cairn: serving MCP at {url}", err=True),
+        tool_set=tool_set,
     )

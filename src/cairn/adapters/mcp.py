@@ -10,7 +10,8 @@ The server is a thin adapter: every tool (in `mcp_tools.py`) makes one `Cairn` c
   `session_id`, whose session already has a scope) from the client's roots: the first
   `file://` root. Handshake-era clients are asked with a `roots/list` request; 2026-era
   clients get an `InputRequiredResult` and retry with the answer. A client without roots,
-  or one that does not answer, leaves the server's working directory.
+  or one that does not answer, leaves the server's working directory. A relative `cwd` is
+  resolved against the first root, or refused without one.
 * **Errors.** A `CairnError` becomes a tool error (`isError`) whose text is the CLI's line,
   `error: <message>`, and whose structured content is `{"error": {code, message,
   retryable}}`. Arguments that do not fit a tool's schema (unknown fields, wrong types, a
@@ -47,13 +48,14 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import is_version_at_least
 from pydantic import ValidationError
 
+from cairn.adapters.mcp_outputs import OUTPUT_SCHEMAS, accepting_errors, structured
 from cairn.adapters.mcp_stdio import serve_stdio
+from cairn.adapters.mcp_surface import RENAMED, advertised, tool_annotations
 from cairn.adapters.mcp_vet import escape_surrogates, find_flaw, safe_text
 from cairn.config import Settings
 from cairn.core import Cairn
 from cairn.embeddings.base import Embedder
 from cairn.errors import CairnError, StoreError
-from cairn.models import to_jsonable
 from cairn.store import Store, open_store
 from cairn.timeutil import Clock, system_clock
 
@@ -74,7 +76,9 @@ cairn is your long-term memory across sessions. At the start of a task call acti
 cwd) and read the brief; recall when you need more; after using what came back, call feedback
 for each retrieval_id; remember durable claims (decisions, constraints, lessons, warnings) as
 you learn them; finish with commit (outcome, summary). Refs look like mem_12; get_memory shows
-a memory in full with its history."""
+a memory in full with its history. A call's scope is its scope argument, else its cwd's git
+repository, else its session's, else your client's first root; cwd must be absolute (a
+relative one is resolved against your first root, or refused)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,11 +177,21 @@ class Binding:
     ) -> ToolResult:
         """Run one `Cairn` call for a tool: `action(cairn, cwd)`, then its text and structure."""
         cwd = where.cwd if where is not None else None
-        if where is not None and where.needs_roots:
+        if where is not None and (where.needs_roots or not _absolute(where.cwd)):
             found = await client_root(ctx)
             if isinstance(found, types.InputRequiredResult):
                 return found
-            cwd = found
+            if where.needs_roots:
+                cwd = found
+            elif found is None:
+                # Resolving against the server's own directory would file memories under
+                # whatever project the server happened to start in.
+                return error_result(
+                    f"cwd {safe_text(repr(where.cwd))} is relative and your client gave no "
+                    "root to resolve it against; pass the absolute path you work in."
+                )
+            else:
+                cwd = str(Path(found) / str(where.cwd))
         identity = client_identity(ctx)
 
         def run() -> T:
@@ -201,9 +215,8 @@ class Binding:
         )
 
 
-def structured(value: object) -> dict[str, Any]:
-    data = to_jsonable(value)
-    return data if isinstance(data, dict) else {"result": data}
+def _absolute(cwd: str | None) -> bool:
+    return cwd is None or Path(cwd).expanduser().is_absolute()
 
 
 def error_result(message: str, error: Mapping[str, object] | None = None) -> types.CallToolResult:
@@ -264,13 +277,38 @@ def first_file_root(listed: types.ListRootsResult) -> str | None:
 class CairnServer(MCPServer[Any]):
     """`MCPServer` whose argument errors read like cairn's: one line, what to change."""
 
-    def __init__(self, tools: Sequence[Tool], **kwargs: Any) -> None:
+    def __init__(
+        self, tools: Sequence[Tool], aliases: Mapping[str, frozenset[str]], **kwargs: Any
+    ) -> None:
         for tool in tools:
             # Unknown fields are refused rather than ignored: a misspelt `sesion_id` must not
             # silently turn a session call into a sessionless one.
             tool.parameters["additionalProperties"] = False
         self._schemas = {tool.name: tool.parameters for tool in tools}
+        # What clients see: lean, typed schemas without the deprecated argument names.
+        self._listed = [
+            types.Tool(
+                name=tool.name,
+                title=tool.title,
+                description=tool.description,
+                input_schema=advertised(
+                    tool.name, tool.parameters, aliases.get(tool.name, frozenset())
+                ),
+                output_schema=accepting_errors(OUTPUT_SCHEMAS[tool.name]),
+                annotations=tool_annotations(tool.name),
+            )
+            for tool in tools
+            if tool.name not in RENAMED
+        ]
+        self._listed_fields = {t.name: list(t.input_schema["properties"]) for t in self._listed}
         super().__init__(tools=list(tools), **kwargs)
+        # Neither prompts nor resources are served, so neither is advertised.
+        handlers = self._lowlevel_server._request_handlers
+        for method in [m for m in handlers if m.startswith(("prompts/", "resources/"))]:
+            del handlers[method]
+
+    async def list_tools(self) -> list[types.Tool]:
+        return list(self._listed)
 
     async def call_tool(
         self,
@@ -282,7 +320,7 @@ class CairnServer(MCPServer[Any]):
         if schema is None:
             return error_result(
                 f"there is no tool {safe_text(repr(name))}; cairn's tools are "
-                f"{', '.join(self._schemas)}."
+                f"{', '.join(tool.name for tool in self._listed)}."
             )
         flaw = find_flaw(arguments, max_depth=MAX_ARGUMENT_DEPTH, root=name)
         if flaw is not None:
@@ -290,9 +328,11 @@ class CairnServer(MCPServer[Any]):
         fields = schema.get("properties", {})
         unknown = sorted(set(arguments) - set(fields))
         if unknown:
+            # Named as listed (deprecated spellings still work but are not offered).
+            listed = self._listed_fields.get(name, fields)
             return error_result(
                 f"{name} has no field {', '.join(map(repr, unknown))}; its fields are "
-                f"{', '.join(fields)}. Remove or rename it and call again."
+                f"{', '.join(listed)}. Remove or rename it and call again."
             )
         try:
             return await super().call_tool(name, arguments, context)
@@ -313,11 +353,16 @@ def argument_errors(tool: str, error: ValidationError) -> str:
     )
 
 
-def build_server(binding: Binding) -> CairnServer:
-    from cairn.adapters.mcp_tools import collect_tools
+def build_server(binding: Binding, tool_set: str | None = None) -> CairnServer:
+    """The server with the tools of `tool_set` (core, sessions, all; default `CAIRN_MCP_TOOLS`
+    or core)."""
+    from cairn.adapters.mcp_surface import chosen_set, in_set
+    from cairn.adapters.mcp_tools import ALIASES, collect_tools
 
+    chosen = chosen_set(tool_set)
     return CairnServer(
-        collect_tools(binding),
+        [tool for tool in collect_tools(binding) if in_set(tool.name, chosen)],
+        ALIASES,
         name=SERVER_NAME,
         title="cairn memory",
         version=package_version(),
@@ -367,10 +412,13 @@ def open_binding(location: str, settings: Settings) -> Binding:
     return binding
 
 
-def run_stdio(location: str, settings: Settings) -> None:
+def run_stdio(location: str, settings: Settings, tool_set: str | None = None) -> None:
     """Serve over stdin/stdout until the client closes the pipe."""
+    from cairn.adapters.mcp_surface import chosen_set
+
+    chosen = chosen_set(tool_set)  # a wrong set name is refused before the store is opened
     binding = open_binding(location, settings)
     try:
-        anyio.run(serve_stdio, build_server(binding))
+        anyio.run(serve_stdio, build_server(binding, chosen))
     finally:
         binding.close()

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, WithJsonSchema
 
+from cairn.errors import InvalidInput
 from cairn.models import MEMORY_TYPES
 
 TYPES_TEXT = ", ".join(MEMORY_TYPES)
@@ -24,19 +25,16 @@ def _nullable(schema: dict[str, Any]) -> WithJsonSchema:
 _STR_LIST = {"type": "array", "items": {"type": "string"}}
 
 _CLAIM_FIELDS: dict[str, Any] = {
-    "tags": {**_STR_LIST, "description": "Labels for filtering; detected when omitted."},
+    "tags": {**_STR_LIST, "description": "Labels; detected when omitted."},
     "reason": {"type": "string", "description": "Why this is worth remembering."},
     "source_ref": {
         "type": "string",
-        "description": (
-            "What it is about: path, dir/, glob (src/**/*.py), path:10-24, path::Symbol, "
-            "commit:<sha> or URL."
-        ),
+        "description": "What it is about: path, dir/, glob, path:10-24, path::Symbol, URL.",
     },
-    "summary": {"type": "string", "description": "One line; the first 200 characters if omitted."},
+    "summary": {"type": "string", "description": "One line (default: the start)."},
     "weight": {"type": "number", "description": "Initial importance 0 to 1 (default 0.5)."},
     "durability": {"type": "string", "description": "episodic, semantic or permanent."},
-    "pinned": {"type": "boolean", "description": "Always shown in briefs; never decays."},
+    "pinned": {"type": "boolean", "description": "Always in briefs; never decays."},
     "occurred_at": {
         "type": "string",
         "description": "RFC 3339 time it happened, when that differs from now.",
@@ -50,51 +48,60 @@ _CLAIM_FIELDS: dict[str, Any] = {
 
 CLAIM_FIELDS = frozenset(_CLAIM_FIELDS)
 
+# The rarely used claim fields: listed once, grouped under `more`, to keep the tool list short.
+MORE_FIELDS = frozenset(
+    {"weight", "durability", "occurred_at", "diff_text", "diff_files", "error_trace", "relates_to"}
+)
+MORE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        name: {k: v for k, v in spec.items() if k != "description"}
+        for name, spec in _CLAIM_FIELDS.items()
+        if name in MORE_FIELDS
+    },
+    "additionalProperties": False,
+}
+MORE["properties"]["weight"].update({"minimum": 0, "maximum": 1})
+MORE["properties"]["durability"]["enum"] = ["episodic", "semantic", "permanent"]
+
+# A batch item has the scalar form's fields; the core checks them, the schema names the two
+# that every item needs.
 MEMORY_ITEM: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "content": {"type": "string", "description": "One self-contained durable claim."},
-        "type": {"type": "string", "description": f"One of: {TYPES_TEXT}."},
-        **_CLAIM_FIELDS,
+        "content": {"type": "string"},
+        "type": {"type": "string", "enum": list(MEMORY_TYPES)},
     },
     "required": ["content", "type"],
-    "additionalProperties": False,
 }
 
+# `ref` names a memory (mem_N) or a procedure (proc_N); the older memory_id / procedure_id
+# are still accepted for one release (deprecated) but no longer listed.
 ASSESSMENT_ITEM: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "memory_id": {"type": "string", "description": "A mem_N the retrieval returned."},
-        "procedure_id": {"type": "string", "description": "A proc_N the retrieval returned."},
-        "used": {"type": "boolean", "description": "Whether it played a part in your work."},
-        "effect": {
-            "type": "string",
-            "enum": ["helped", "no_effect", "harmed", "unknown"],
-            "description": "What it did to the outcome.",
-        },
+        "ref": {"type": "string"},
+        "used": {"type": "boolean"},
+        "effect": {"type": "string", "enum": ["helped", "no_effect", "harmed", "unknown"]},
     },
-    "required": ["used", "effect"],
-    "additionalProperties": False,
+    "required": ["ref", "used", "effect"],
 }
 
 PROCEDURE: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "goal": {"type": "string", "description": "What the method achieves (default: task)."},
-        "summary": {"type": "string", "description": "The method in a sentence or two."},
+        "goal": {"type": "string"},
+        "summary": {"type": "string"},
         "context": {"type": "object", "description": "When it applies: tools, language, ..."},
-        "steps": {**_STR_LIST, "description": "Ordered steps."},
-        "caveats": {**_STR_LIST, "description": "Known failure modes and safety notes."},
+        "steps": _STR_LIST,
+        "caveats": {**_STR_LIST, "description": "Failure modes, safety notes."},
     },
     "additionalProperties": False,
 }
 
 Scope = Annotated[
     str | None,
-    Field(
-        description="Scope as kind:id, e.g. project:github.com/acme/api, user:alice or global. "
-        "Usually omit it and pass cwd."
-    ),
+    Field(description="kind:id, e.g. project:github.com/acme/api; usually omit."),
 ]
 Cwd = Annotated[
     str | None,
@@ -114,50 +121,82 @@ SessionId = Annotated[
 RequiredSessionId = Annotated[str, Field(description="The session_id activate returned.")]
 Used = Annotated[
     list[str] | None,
-    Field(description="Refs of memories that shaped your work (mem_12, ...); each counts a cite."),
+    Field(description="Refs that shaped your work; each counts a cite."),
 ]
-Refs = Annotated[
-    list[str], Field(description="Memory refs as recall returns them, e.g. ['mem_12', 'mem_40'].")
-]
-Ref = Annotated[str, Field(description="The memory's ref, e.g. mem_12.")]
+Refs = Annotated[list[str], Field(description="Refs, e.g. ['mem_12'].")]
+Ref = Annotated[str, Field(description="e.g. mem_12.")]
 Reason = Annotated[str, Field(description="Why: the change, or why it no longer holds.")]
 TaskContext = Annotated[
     dict[str, Any] | None,
-    Field(
-        description='A small object of facts about the task (e.g. {"platform": "iOS"}); '
-        "merged into the session's and used as extra search cues."
-    ),
+    Field(description='Facts about the task, e.g. {"platform": "iOS"}; extra search cues.'),
 ]
 StrList = list[str] | None
 
 Content = Annotated[
     str | None,
-    Field(
-        description="One self-contained durable claim, stored verbatim (markdown). Scalar "
-        "form: give content and type; do not combine with memories."
-    ),
+    Field(description="One self-contained durable claim (markdown). With type; or use memories."),
 ]
-MemoryType = Annotated[str | None, Field(description=f"The claim's type, one of: {TYPES_TEXT}.")]
+MemoryType = Annotated[str | None, Field(description="The claim's type.")]
 Memories = Annotated[
     list[dict[str, Any]] | None,
     _nullable({"type": "array", "items": MEMORY_ITEM, "minItems": 1}),
+    Field(description="Several claims, each {content, type, ...} with the fields above."),
+]
+More = Annotated[
+    dict[str, Any] | None,
+    _nullable(MORE),
     Field(
-        description="Batch form: several claims, each {content, type, ...}; they inherit "
-        "scope, cwd and session_id. Do not combine with content and type."
+        description="Rarely needed: weight (default 0.5), occurred_at (RFC 3339), relates_to "
+        "(refs), ..."
     ),
 ]
+
+
+def with_more(fields: dict[str, Any], more: dict[str, Any] | None) -> dict[str, Any]:
+    """The claim fields with those grouped under `more` merged in; a field given twice or
+    unknown there is refused, so nothing the agent wrote is silently dropped."""
+    if not more:
+        return fields
+    unknown = sorted(set(more) - MORE_FIELDS)
+    if unknown:
+        raise InvalidInput(
+            f"more has no field {', '.join(map(repr, unknown))}; its fields are "
+            f"{', '.join(sorted(MORE_FIELDS))}."
+        )
+    twice = sorted(set(more) & set(fields))
+    if twice:
+        raise InvalidInput(f"{', '.join(twice)} given both flat and under more; give it once.")
+    return {**fields, **{k: v for k, v in more.items() if v is not None}}
+
+
+def by_id(assessments: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Assessments in the core's names: `ref` becomes memory_id (mem_N) or procedure_id
+    (proc_N). An item naming its ref twice is refused, not guessed at."""
+    named = []
+    for item in assessments:
+        if "ref" not in item:
+            named.append(item)
+            continue
+        rest = {k: v for k, v in item.items() if k != "ref"}
+        if "memory_id" in rest or "procedure_id" in rest:
+            raise InvalidInput(
+                "an assessment gives ref and also memory_id or procedure_id; give ref only."
+            )
+        ref = item["ref"]
+        key = "procedure_id" if isinstance(ref, str) and ref.startswith("proc_") else "memory_id"
+        named.append({key: ref, **rest})
+    return named
+
+
 Assessments = Annotated[
     list[dict[str, Any]],
     WithJsonSchema({"type": "array", "items": ASSESSMENT_ITEM, "minItems": 1}),
-    Field(
-        description="One entry per memory or procedure the retrieval returned: memory_id or "
-        "procedure_id, used (true/false) and effect (helped, no_effect, harmed, unknown)."
-    ),
+    Field(description="One per ref the retrieval returned."),
 ]
 Procedure = Annotated[
     dict[str, Any] | None,
     _nullable(PROCEDURE),
-    Field(description="A reusable method this session proved, to capture as a procedure."),
+    Field(description="A reusable method this session proved."),
 ]
 
 

@@ -39,6 +39,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cairn.adapters.mcp import build_server, open_binding
 from cairn.adapters.mcp_http_vet import VetBodies
+from cairn.adapters.mcp_surface import chosen_set
 from cairn.config import Settings
 from cairn.errors import InvalidInput
 
@@ -248,14 +249,16 @@ def serve(
     token: str | None,
     cors_origins: Sequence[str],
     announce: Callable[[str], None],
+    tool_set: str | None = None,
 ) -> None:
     """Serve until interrupted; `announce` gets the URL once the socket listens."""
+    tool_set = chosen_set(tool_set)
     check_port(port)
     check_bind(host, token)
     sock = _listen(host, port)
     binding = open_binding(location, settings)
     try:
-        server = build_server(binding)
+        server = build_server(binding, tool_set)
         inner = server.streamable_http_app(
             streamable_http_path=MCP_PATH,
             transport_security=transport_security(host, cors_origins),

@@ -32,24 +32,19 @@ class LessonToolset:
     async def lessons(
         self,
         ctx: Ctx,
-        tool: Annotated[str, Field(description="The tool you are about to call, e.g. Edit, Bash.")],
+        tool: Annotated[str, Field(description="The tool to be called, e.g. Edit.")],
         args: Annotated[
             dict[str, Any] | None,
-            Field(
-                description='Its arguments as you will pass them, e.g. {"file_path": '
-                '"src/billing.py", "old_string": "..."} or {"command": "npm publish"}.'
-            ),
+            Field(description='Its arguments, e.g. {"command": "npm publish"}.'),
         ] = None,
         scope: Scope = None,
         cwd: Cwd = None,
         session_id: AnySessionId = None,
-        limit: Annotated[int, Field(description="At most this many lessons (1 to 10).")] = 3,
+        limit: Annotated[int, Field(description="At most this many lessons.")] = 3,
     ) -> ToolResult:
-        """Before a tool call: the few memories specifically about it (memories citing the
-        files or lines it touches; warnings, constraints, lessons and instructions naming its
-        command or files; procedures naming them), each with ref and why. Empty when nothing
-        is worth saying. When an edit changes lines a memory cites, the lesson asks whether the
-        memory still holds: answer with confirm(ref) or correct(ref, ...)."""
+        """Before a tool call: the few memories about it (citing lines it touches, naming
+        its command or files), each with ref and why; often none. When an edit changes lines
+        a memory cites, answer with confirm(ref) or correct(ref, ...)."""
         return await self._b.call(
             ctx,
             lambda mem, where: mem.lessons(
@@ -67,9 +62,8 @@ class LessonToolset:
         cwd: Cwd = None,
         session_id: AnySessionId = None,
     ) -> ToolResult:
-        """Say that a memory still holds, e.g. after a lesson asked about an edit of the lines
-        it cites. Counts as a confirmation when you are not the client that wrote it (once per
-        session, or once a day without one); it lifts the memory in recall and wakes it."""
+        """Say a memory still holds (e.g. after a lesson asked about an edit of lines it
+        cites); counts once per session when another client wrote it."""
         return await self._b.call(
             ctx,
             lambda mem, where: mem.confirm(ref, scope=scope, cwd=where, session_id=session_id),

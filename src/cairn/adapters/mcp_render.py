@@ -22,6 +22,7 @@ from cairn.models import (
     RememberBatch,
     RememberResult,
 )
+from cairn.retrieval_tools import QueryResult
 from cairn.sessions.models import (
     BranchBrief,
     Brief,
@@ -111,6 +112,13 @@ def nearest(found: Sequence[Hit]) -> str:
     if not found:
         return "no memories in this scope yet"
     return "\n".join(hit_line(hit) for hit in found)
+
+
+def queried(result: QueryResult) -> str:
+    lines = nearest(result.hits)
+    if result.retrieval_id:
+        lines += f"\n({result.retrieval_id}; give feedback on it before commit)"
+    return lines
 
 
 def records(result: GetResult) -> str:

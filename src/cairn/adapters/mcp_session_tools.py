@@ -21,12 +21,16 @@ from cairn.adapters.mcp_fields import (
     SessionId,
     TaskContext,
     Used,
+    by_id,
 )
 from cairn.adapters.mcp_tools import Ctx
+from cairn.core import Cairn
+from cairn.errors import InvalidInput
+from cairn.sessions.models import EpisodesResult, HistoryResult
 
 
 class SessionToolset:
-    """activate, feedback, commit, end, pin, log_progress, episodes, history."""
+    """activate, feedback, commit, end, note, log_progress, trace."""
 
     def __init__(self, binding: Binding) -> None:
         self._b = binding
@@ -38,19 +42,19 @@ class SessionToolset:
         scope: Scope = None,
         cwd: Cwd = None,
         task_context: TaskContext = None,
+        standing: Annotated[
+            bool, Field(description="false: leave out what your session-start brief gave.")
+        ] = True,
     ) -> ToolResult:
-        """Start a task: opens a session and returns its session_id and a brief of what
-        memory holds for it: pinned memories, constraints, warnings, instructions,
-        preferences, the branch and its recent commits, the memories and procedures most
-        relevant to the task; more_available says recall would find more.
-
-        Pass session_id to later calls. The brief is the session's first retrieval: give
-        feedback on its retrieval_id (like every recall's) before commit.
+        """Start a task: opens a session; returns its session_id and a brief (pinned
+        memories, constraints, warnings, instructions, preferences, the branch, the hits and
+        procedures for the task). Pass session_id to later calls; give feedback on the
+        brief's retrieval_id before commit.
         """
         return await self._b.call(
             ctx,
             lambda mem, where: mem.activate(
-                task, scope=scope, cwd=where, task_context=task_context
+                task, scope=scope, cwd=where, task_context=task_context, standing=standing
             ),
             render.brief,
             Where(scope, cwd),
@@ -60,18 +64,15 @@ class SessionToolset:
         self,
         ctx: Ctx,
         session_id: RequiredSessionId,
-        retrieval_id: Annotated[
-            str, Field(description="The retrieval_id of the recall or activate assessed.")
-        ],
+        retrieval_id: Annotated[str, Field(description="From the recall or activate assessed.")],
         assessments: Assessments,
     ) -> ToolResult:
-        """Say which memories and procedures a retrieval returned were used and what they did
-        (helped, no_effect, harmed, unknown). Helped and harmed move them in later recalls.
-        Assessing the same ref again replaces the earlier assessment. Returns the session's
-        retrievals still waiting for feedback; commit needs none left."""
+        """Say which refs a retrieval returned were used and what they did; helped and
+        harmed move them in later recalls. Assessing a ref again replaces its assessment.
+        Returns the retrievals still waiting for feedback (commit needs none)."""
         return await self._b.call(
             ctx,
-            lambda mem, _: mem.feedback(session_id, retrieval_id, assessments),
+            lambda mem, _: mem.feedback(session_id, retrieval_id, by_id(assessments)),
             render.feedback,
         )
 
@@ -79,16 +80,14 @@ class SessionToolset:
         self,
         ctx: Ctx,
         session_id: RequiredSessionId,
-        outcome: Annotated[
-            str, Field(description="How the task went: success, partial, failure or unknown.")
-        ],
+        outcome: Annotated[str, Field(description="How the task went.")],
         summary: Annotated[str, Field(description="What was done and learned, briefly.")],
         procedure: Procedure = None,
         used: Used = None,
     ) -> ToolResult:
-        """Finish the session: writes its episode and, when given, captures a procedure (a
-        reusable method with steps and caveats). Refused while any retrieval of the session
-        lacks feedback; the error lists which. Remember durable lessons before committing."""
+        """Finish the session: writes its episode and, when given, a procedure (a reusable
+        method). Refused while a retrieval lacks feedback (the error lists which). Remember
+        durable lessons first."""
         return await self._b.call(
             ctx,
             lambda mem, _: mem.commit(
@@ -103,27 +102,25 @@ class SessionToolset:
         session_id: RequiredSessionId,
         summary: Annotated[str | None, Field(description="What happened, briefly.")] = None,
     ) -> ToolResult:
-        """Close a session without a procedure and without waiting for feedback, e.g. when
-        the task was abandoned. Prefer commit when the work is done."""
+        """Close a session without waiting for feedback, e.g. an abandoned task; prefer
+        commit when the work is done."""
         return await self._b.call(
             ctx, lambda mem, _: mem.end(session_id, summary=summary), render.closed
         )
 
-    async def pin(
+    async def note(
         self,
         ctx: Ctx,
-        note: Annotated[
-            str, Field(description="A working note: an intermediate result, plan or checklist.")
-        ],
+        text: Annotated[str, Field(description="A working note: a result, plan or checklist.")],
         scope: Scope = None,
         cwd: Cwd = None,
         session_id: SessionId = None,
     ) -> ToolResult:
-        """Append a working-memory note to the trace so the next turns see it (history).
-        Pins are not searchable later: remember what should be found days from now."""
+        """Append a working note to the trace for the next turns (trace shows it); not
+        searchable: remember what must be found later."""
         return await self._b.call(
             ctx,
-            lambda mem, where: mem.pin(note, scope=scope, cwd=where, session_id=session_id),
+            lambda mem, where: mem.pin(text, scope=scope, cwd=where, session_id=session_id),
             render.trace_write,
             Where(scope, cwd, session_id),
         )
@@ -135,46 +132,34 @@ class SessionToolset:
         text: Annotated[str, Field(description="One line on what was achieved.")],
         used: Used = None,
     ) -> ToolResult:
-        """Record a progress line on the session; used lists the memories that helped
-        (each counts a cite)."""
+        """Record a progress line on the session; used: the refs that helped."""
         return await self._b.call(
             ctx,
             lambda mem, _: mem.log_progress(session_id, text, used),
             render.trace_write,
         )
 
-    async def episodes(
+    async def trace(
         self,
         ctx: Ctx,
-        timestamp: Annotated[
-            str, Field(description="The moment, 'YYYY-MM-DD HH:MM:SS' (UTC when no zone).")
-        ],
-        scope: Scope = None,
-        cwd: Cwd = None,
-    ) -> ToolResult:
-        """The lines of the trace (pins, progress, calls) around a moment: what was going on
-        then."""
-        return await self._b.call(
-            ctx,
-            lambda mem, where: mem.episodes(timestamp, scope=scope, cwd=where),
-            render.trace_lines,
-            Where(scope, cwd),
-        )
-
-    async def history(
-        self,
-        ctx: Ctx,
+        at: Annotated[
+            str | None,
+            Field(description="Lines around this moment, 'YYYY-MM-DD HH:MM:SS' (UTC)."),
+        ] = None,
         max_chars: Annotated[
-            int | None, Field(description="At most this many characters (default 4000).")
+            int | None, Field(description="For the latest lines (default 4000).")
         ] = None,
         scope: Scope = None,
         cwd: Cwd = None,
     ) -> ToolResult:
-        """The most recent lines of the trace, pins included, oldest first: what the last
-        turns were doing."""
-        return await self._b.call(
-            ctx,
-            lambda mem, where: mem.history(max_chars, scope=scope, cwd=where),
-            render.trace_lines,
-            Where(scope, cwd),
-        )
+        """The trace (notes, progress, calls): the latest lines, oldest first, or the lines
+        around a moment."""
+
+        def action(mem: Cairn, where: str | None) -> EpisodesResult | HistoryResult:
+            if at is None:
+                return mem.history(max_chars, scope=scope, cwd=where)
+            if max_chars is not None:
+                raise InvalidInput("give at or max_chars, not both: max_chars is for the latest.")
+            return mem.episodes(at, scope=scope, cwd=where)
+
+        return await self._b.call(ctx, action, render.trace_lines, Where(scope, cwd))

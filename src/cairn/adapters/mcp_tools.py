@@ -13,17 +13,18 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
-from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from cairn.adapters import mcp_render as render
 from cairn.adapters.mcp import Binding, ToolResult, Where
 from cairn.adapters.mcp_fields import (
     CLAIM_FIELDS,
+    MORE_FIELDS,
     Content,
     Cwd,
     Memories,
     MemoryType,
+    More,
     Reason,
     Ref,
     Refs,
@@ -33,7 +34,11 @@ from cairn.adapters.mcp_fields import (
     TaskContext,
     Used,
     claim_field,
+    with_more,
 )
+from cairn.adapters.mcp_surface import tool_annotations
+from cairn.core import Cairn
+from cairn.retrieval_tools import QueryResult
 
 Ctx = Context[Any, Any]
 
@@ -72,17 +77,15 @@ class MemoryTools:
         error_trace: Annotated[str | None, claim_field("error_trace")] = None,
         used: Used = None,
         relates_to: Annotated[StrList, claim_field("relates_to")] = None,
+        more: More = None,
     ) -> ToolResult:
-        """Store durable, typed claims that future sessions should know: decisions,
-        constraints, preferences, instructions, lessons, warnings, facts, open questions,
-        tasks, artifacts. Give content + type for one claim, or memories for several.
+        """Store durable, typed claims future sessions should know: content + type for one,
+        memories for several.
 
-        Returns memory_id and disposition: created, matched (identical content) or boosted
-        (a near-duplicate with the same values was strengthened instead). A near-duplicate
-        with other values (version, number, name, negation) is created with may_update naming
-        the older memory. Refused with a reason:
-        blank content, unknown type, too large, or content holding a secret. Do not store
-        ephemeral task state; pin it instead.
+        Returns ref and disposition: created, matched (identical) or boosted (a
+        near-duplicate strengthened); one with other values (version, number) is created
+        with may_update naming the older. Refused with a reason: blank, unknown type, too
+        large, a secret. Not for task state (note that).
         """
         # The optional claim fields, exactly as named in the schema; the core checks them.
         fields = {k: v for k, v in locals().items() if k in CLAIM_FIELDS and v is not None}
@@ -95,7 +98,7 @@ class MemoryTools:
                 scope=scope,
                 cwd=where,
                 session_id=session_id,
-                **fields,
+                **with_more(fields, more),
             ),
             render.remember,
             Where(scope, cwd, session_id),
@@ -108,39 +111,36 @@ class MemoryTools:
         scope: Scope = None,
         cwd: Cwd = None,
         session_id: SessionId = None,
-        also: Annotated[
-            StrList, Field(description="Up to 3 other phrasings, each searched alone.")
-        ] = None,
-        limit: Annotated[int, Field(description="At most this many memories (1 to 25).")] = 8,
+        also: Annotated[StrList, Field(description="Up to 3 other phrasings.")] = None,
+        limit: Annotated[int, Field(description="At most this many hits.")] = 8,
         as_of: Annotated[
-            str | None,
-            Field(description="Answer from what was believed at the end of this day (UTC)."),
+            str | None, Field(description="As believed at the end of this day (UTC).")
         ] = None,
         types: Annotated[StrList, Field(description="Only these memory types.")] = None,
-        tags: Annotated[StrList, Field(description="Only memories with one of these tags.")] = None,
-        since: Annotated[str | None, Field(description="Only what occurred from then.")] = None,
-        until: Annotated[str | None, Field(description="Only what occurred until then.")] = None,
+        tags: Annotated[StrList, Field(description="Only with one of these tags.")] = None,
+        since: Annotated[str | None, Field(description="Occurred from then.")] = None,
+        until: Annotated[str | None, Field(description="Occurred until then.")] = None,
         task_context: TaskContext = None,
         evidence: Annotated[
             str,
-            Field(description="references (default) or full: full adds source text per record."),
+            Field(description="full adds the source records' text."),
         ] = "references",
         kind: Annotated[
             str | None,
-            Field(description="What to search: all (default; memories and docs), memories, pages."),
+            Field(description="What to search (default all: memories and pages)."),
         ] = None,
         include_resting: Annotated[
             bool, Field(description="No effect: resting memories are always searched.")
         ] = False,
-        explain: Annotated[bool, Field(description="Add each hit's score breakdown.")] = False,
+        explain: Annotated[bool, Field(description="Add score breakdowns.")] = False,
     ) -> ToolResult:
-        """Search long-term memory for what is relevant to a question, in this project's scope
-        (plus global). One line per hit: ref, score, type, summary, citation (changed or gone
-        means read the code before relying on it); weak marks a barely passing match, resting
-        a memory idle or contradicted (ranked lower), stale-vector one awaiting `cairn reindex`.
+        """Search long-term memory for a question, in this scope (plus global). Each hit:
+        ref, score, type, summary, citation (changed or gone: read the code before relying
+        on it); weak marks a barely passing match;
+        resting and stale_vector mark ones ranked lower.
 
-        Returns a retrieval_id; inside a session give it feedback before commit. Nothing found
-        is an answer. Use get_memory on a ref for the full record and history.
+        Returns a retrieval_id; in a session give it feedback before commit. get_memory
+        shows a ref in full.
         """
         options = {k: v for k, v in locals().items() if k in RECALL_OPTIONS and v is not None}
         return await self._b.call(
@@ -153,29 +153,30 @@ class MemoryTools:
     async def query(
         self,
         ctx: Ctx,
-        text: Annotated[str, Field(description="A short descriptive phrase to look up.")],
+        text: Annotated[str, Field(description="A short phrase.")],
         scope: Scope = None,
         cwd: Cwd = None,
-        limit: Annotated[
-            int | None, Field(description="At most this many (1 to 20, default 20).")
-        ] = None,
+        session_id: SessionId = None,
+        limit: Annotated[int | None, Field(description="At most this many (default 20).")] = None,
     ) -> ToolResult:
-        """The memories nearest to a phrase by embedding alone (no keywords, no cut), up to
-        max_recall_items (20), closest first. Prefer recall for questions; use query to see
-        what sits near a phrase."""
-        return await self._b.call(
-            ctx,
-            lambda mem, where: mem.query(text, scope=scope, cwd=where, limit=limit),
-            render.nearest,
-            Where(scope, cwd),
-        )
+        """The memories nearest to a phrase by embedding alone, closest first; prefer
+        recall for questions. In a session it is a retrieval: give it feedback."""
+
+        def action(mem: Cairn, where: str | None) -> QueryResult:
+            if session_id is not None:
+                return mem.query_in_session(
+                    text, session_id=session_id, scope=scope, cwd=where, limit=limit
+                )
+            hits = mem.query(text, scope=scope, cwd=where, limit=limit)
+            return QueryResult(tuple(hits), mem.scope_for(scope, where))
+
+        return await self._b.call(ctx, action, render.queried, Where(scope, cwd, session_id))
 
     async def get_memory(
         self, ctx: Ctx, refs: Refs, scope: Scope = None, cwd: Cwd = None
     ) -> ToolResult:
-        """Full records for memory refs: content, reason, source_ref, citation, status, pinned,
-        when written and cited, evidence counts, and history (what it replaced, what replaced
-        it, each with until). Refs naming nothing visible come back under unknown."""
+        """Full records for refs: content, reason, citation, status, counts, history
+        (what it replaced, what replaced it); refs not visible come back under unknown."""
         return await self._b.call(
             ctx,
             lambda mem, where: mem.get_memory(refs, scope=scope, cwd=where),
@@ -192,8 +193,8 @@ class MemoryTools:
         scope: Scope = None,
         cwd: Cwd = None,
     ) -> ToolResult:
-        """Write a new version of a memory that is no longer accurate. The old version keeps
-        its text and gets until (recall as_of still finds it); the new one replaces it."""
+        """Write a new version of a memory that is no longer accurate; the old one keeps
+        its text and gets until (recall as_of still finds it)."""
         return await self._b.call(
             ctx,
             lambda mem, where: mem.correct(ref, content, reason=reason, scope=scope, cwd=where),
@@ -204,8 +205,8 @@ class MemoryTools:
     async def forget(
         self, ctx: Ctx, ref: Ref, reason: Reason, scope: Scope = None, cwd: Cwd = None
     ) -> ToolResult:
-        """Retire a memory that no longer holds: recall stops returning it (as_of before now
-        still does). Use correct instead when there is a better version of the claim."""
+        """Retire a memory that no longer holds: recall stops returning it (as_of still
+        does). Use correct when there is a better version."""
         return await self._b.call(
             ctx,
             lambda mem, where: {
@@ -218,9 +219,8 @@ class MemoryTools:
         )
 
     async def purge(self, ctx: Ctx, ref: Ref, scope: Scope = None, cwd: Cwd = None) -> ToolResult:
-        """Erase a memory and every version of it for good, e.g. a leaked secret. Only
-        tombstone events remain. Cannot be undone; prefer forget for claims that stopped
-        being true."""
+        """Erase a memory and all its versions for good (e.g. a leaked secret); only a
+        tombstone remains. Prefer forget for claims that stopped being true."""
         return await self._b.call(
             ctx,
             lambda mem, where: {
@@ -237,9 +237,9 @@ class MemoryTools:
         ctx: Ctx,
         scope: Scope = None,
         cwd: Cwd = None,
-        all_scopes: Annotated[bool, Field(description="Count every scope in the store.")] = False,
+        all_scopes: Annotated[bool, Field(description="Every scope.")] = False,
     ) -> ToolResult:
-        """Counts of memories by type, status and scope, vectors by embedder, store size."""
+        """Counts of memories by type, status and scope; vectors; store size."""
         return await self._b.call(
             ctx,
             lambda mem, where: mem.stats(scope=scope, cwd=where, all_scopes=all_scopes),
@@ -254,13 +254,11 @@ class MemoryTools:
         cwd: Cwd = None,
         skills_dir: Annotated[
             str | None,
-            Field(description="Where a lesson-to-skill proposal writes (default .claude/skills)."),
+            Field(description="Default .claude/skills."),
         ] = None,
     ) -> ToolResult:
-        """Proposals to keep memory healthy: accept a newer claim as an update of an older
-        one, merge near-duplicates, retire memories whose cited code is gone, resolve
-        contradictions, turn recurring lessons into a skill file.
-        Nothing changes until you call tidy_accept or tidy_decline on a proposal id."""
+        """Proposals to keep memory healthy (updates, merges, retiring memories whose code
+        is gone, contradictions, a skill file); tidy_accept or tidy_decline each."""
         return await self._b.call(
             ctx,
             lambda mem, where: {
@@ -273,12 +271,11 @@ class MemoryTools:
     async def tidy_accept(
         self,
         ctx: Ctx,
-        proposal_id: Annotated[str, Field(description="The proposal's id as tidy lists it.")],
+        proposal_id: Annotated[str, Field(description="From tidy.")],
         scope: Scope = None,
         cwd: Cwd = None,
     ) -> ToolResult:
-        """Carry out a tidy proposal: update, merge, retire, resolve, or write the skill
-        file."""
+        """Carry out a tidy proposal; a skill proposal writes a file in the project."""
         return await self._b.call(
             ctx,
             lambda mem, where: mem.tidy_accept(proposal_id, scope=scope, cwd=where),
@@ -289,7 +286,7 @@ class MemoryTools:
     async def tidy_decline(
         self,
         ctx: Ctx,
-        proposal_id: Annotated[str, Field(description="The proposal's id as tidy lists it.")],
+        proposal_id: Annotated[str, Field(description="From tidy.")],
         scope: Scope = None,
         cwd: Cwd = None,
     ) -> ToolResult:
@@ -302,15 +299,9 @@ class MemoryTools:
         )
 
 
-READ_ONLY = frozenset({"recall", "query", "get_memory", "episodes", "history", "stats", "lessons"})
-DESTRUCTIVE = frozenset({"forget", "purge"})
-IDEMPOTENT = frozenset({"feedback"}) | READ_ONLY
-TITLES = {
-    "get_memory": "Get memories",
-    "log_progress": "Log progress",
-    "tidy_accept": "Accept a tidy proposal",
-    "tidy_decline": "Decline a tidy proposal",
-}
+# Argument names still accepted for one release but no longer listed (deprecated).
+# The rarely used remember fields are listed grouped under `more`; flat, they still work.
+ALIASES: dict[str, frozenset[str]] = {"remember": MORE_FIELDS}
 
 
 def unwrap(doc: str) -> str:
@@ -320,27 +311,22 @@ def unwrap(doc: str) -> str:
 
 def make_tool(fn: Callable[..., Any]) -> Tool:
     name = fn.__name__
-    read_only = name in READ_ONLY
     return Tool.from_function(
         fn,
         name=name,
-        title=TITLES.get(name, name.capitalize()),
         description=unwrap(fn.__doc__ or ""),
-        annotations=ToolAnnotations(
-            read_only_hint=read_only,
-            destructive_hint=None if read_only else name in DESTRUCTIVE,
-            idempotent_hint=name in IDEMPOTENT,
-            open_world_hint=False,
-        ),
+        annotations=tool_annotations(name),
     )
 
 
 def collect_tools(binding: Binding) -> list[Tool]:
+    from cairn.adapters.mcp_deprecated_tools import DeprecatedToolset
     from cairn.adapters.mcp_lesson_tools import LessonToolset
     from cairn.adapters.mcp_session_tools import SessionToolset
 
     methods: list[Callable[..., Any]] = []
-    for group in (MemoryTools(binding), SessionToolset(binding), LessonToolset(binding)):
+    groups = (MemoryTools, SessionToolset, LessonToolset, DeprecatedToolset)
+    for group in (make(binding) for make in groups):
         methods += [
             getattr(group, name)
             for name, value in vars(type(group)).items()

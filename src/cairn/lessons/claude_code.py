@@ -38,7 +38,8 @@ HOOK_MARK = "cairn-hook claude-code"
 HOOK_MARKS = (HOOK_MARK, "hook_client import main", "lessons --hook claude-code")
 CLIENT_CODE = "import sys; from cairn.adapters.hook_client import main; sys.exit(main())"
 EVENTS = ("PreToolUse", "SessionStart", "Stop", "SessionEnd")
-TOOL_MATCHER = "Edit|MultiEdit|Write|NotebookEdit|Read|Bash|Grep|Glob|WebFetch"
+# The tools lessons speak about, and any MCP server's remember (so Stop knows the session did).
+TOOL_MATCHER = "Edit|MultiEdit|Write|NotebookEdit|Read|Bash|Grep|Glob|WebFetch|mcp__.*__remember"
 TIMEOUT_SECONDS = 10
 
 

@@ -47,7 +47,7 @@ class MuteRule:
 @dataclass(frozen=True, slots=True)
 class LessonSession:
     """An agent session as lessons see it: when it last changed something (edit, write, run)
-    and when the Stop hook last reminded it to remember."""
+    and when it was settled: reminded by the Stop hook, or seen calling remember."""
 
     session_key: str
     scope: str | None
@@ -57,9 +57,9 @@ class LessonSession:
 
     @property
     def owes_reminder(self) -> bool:
-        if self.changed_at is None:
-            return False
-        return self.reminded_at is None or self.changed_at > self.reminded_at
+        # Once per session, and only for one that changed code and remembered nothing: a
+        # reminder at the end of every editing turn would nag, and teach agents to ignore it.
+        return self.changed_at is not None and self.reminded_at is None
 
 
 # Returned --------------------------------------------------------------------------------------

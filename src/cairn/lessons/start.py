@@ -36,7 +36,8 @@ _SECTIONS: tuple[tuple[str, tuple[str, ...] | None, bool], ...] = (
 GUIDE = (
     "cairn gives lessons before tool calls that touch what a memory is about. When a lesson "
     "asks whether a memory still holds, answer with confirm(ref) or correct(ref, ...). Call "
-    "activate with your task for its brief, and remember durable lessons as you learn them."
+    "activate with your task and standing: false (what is above is not repeated) for its "
+    "brief, and remember durable lessons as you learn them."
 )
 STOP_REMINDER = (
     "Before you finish: this session changed the project. If it taught you something durable "

@@ -198,8 +198,8 @@ class LessonTools(CodeTools):
         return start_brief(self._ctx, resolved, visible_scopes(resolved), checkout)
 
     def agent_stop(self, *, session_id: str) -> str | None:
-        """The reminder to `remember` what was learned, when the session changed something
-        since the last reminder; None otherwise."""
+        """The reminder to `remember` what was learned, once per session, when the session
+        changed something and remembered nothing; None otherwise."""
         key = _agent_key(session_id)
         state = self._ctx.store.lesson_session(key)
         if state is None or not state.owes_reminder:
@@ -229,6 +229,10 @@ class LessonTools(CodeTools):
         if counted:
             self._event("reply_cites", resolved, {"refs": list(counted), "session": key})
         return counted
+
+    def agent_remembered(self, *, session_id: str) -> None:
+        """The agent session called remember: the Stop hook has nothing to remind it of."""
+        self._ctx.store.mark_reminded(_agent_key(session_id), self._ctx.clock())
 
     # helpers ------------------------------------------------------------------------------
     def _lesson_session(

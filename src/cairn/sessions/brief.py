@@ -84,10 +84,13 @@ def activate(
     scope: str,
     cwd: Path | None,
     task_context: object,
+    standing: bool = True,
 ) -> Brief:
+    """Open a session and pack its brief; without `standing` the brief leaves out what the
+    agent's session-start brief already gave (the standing sections and the branch)."""
     text = _check_task(task)
     context = check_context(task_context)
-    branch = _branch(ctx, cwd, scope, text)
+    branch = _branch(ctx, cwd, scope, text) if standing else BranchBrief(None)
     session = Session(
         new_session_id(),
         scope,
@@ -99,7 +102,7 @@ def activate(
         branch=branch.branch,
     )
     scopes = visible_scopes(scope)
-    sections, more = _sections(ctx, scopes)
+    sections, more = _sections(ctx, scopes) if standing else (_no_sections(), False)
     cues = context_cue(text, context)
     ranked = retrieve(
         ctx, RecallQuery(text, MemoryFilter(scopes=scopes), RELEVANT_LIMIT + 1, also=cues)
@@ -176,6 +179,10 @@ def _sections(ctx: Context, scopes: Sequence[str]) -> tuple[dict[str, list[Memor
         found.sort(key=lambda m: (-m.weight * memory_feedback_multiplier(m.evidence), -m.id))
         out[name] = found[:SECTION_LIMIT]
     return out, more
+
+
+def _no_sections() -> dict[str, list[Memory]]:
+    return {name: [] for name, _, _ in _SECTIONS}
 
 
 def _hits(

@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cairn.errors import InvalidInput
 from cairn.models import RememberBatch, RememberResult
 from cairn.sessions import brief, commit, feedback, trace, typed
 from cairn.sessions.ledger import session_for_call
@@ -34,6 +35,7 @@ class SessionTools(ToolBase):
         scope: str | None = None,
         cwd: str | Path | None = None,
         task_context: Mapping[str, Any] | None = None,
+        standing: bool = True,
     ) -> Brief:
         """Open a session for `task` and return its id and brief.
 
@@ -41,11 +43,15 @@ class SessionTools(ToolBase):
         constraints, warnings, the branch brief (branch and recent commits), the memories and
         procedures most relevant to the task, instructions and preferences; `more_available`
         says when recall would find more. The brief is the session's first retrieval
-        (`retrieval_id`): give it feedback before `commit`, like every recall.
+        (`retrieval_id`): give it feedback before `commit`, like every recall. `standing=False`
+        leaves out the standing sections and the branch, for an agent whose session-start
+        brief (`agent_start`) already gave them.
         """
+        if not isinstance(standing, bool):
+            raise InvalidInput(f"standing must be true or false, not {standing!r}.")
         resolved = self.scope_for(scope, cwd)
         where = Path(cwd) if cwd is not None else (self._default_cwd() if scope is None else None)
-        return brief.activate(self._ctx, task, resolved, where, task_context)
+        return brief.activate(self._ctx, task, resolved, where, task_context, standing)
 
     def feedback(
         self, session_id: str, retrieval_id: str, assessments: Sequence[Mapping[str, Any]]
