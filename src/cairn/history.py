@@ -70,13 +70,29 @@ def correct(ctx: Context, ref: str, content: str, reason: str, scope: str) -> Re
     for name, text in (("content", content), ("reason", reason)):
         check_no_secrets(text, field=name)
     vector = ctx.embedder.embed_many([text_for_embedding(content)])[0]
-    return _write_correction(ctx, old, content, reason, vector)
+    return write_correction(ctx, old, content, reason, vector)
 
 
-def _write_correction(
-    ctx: Context, old: Memory, content: str, reason: str, vector: Vector
+def current_version(ctx: Context, ref: str, scope: str, verb: str) -> Memory:
+    """The memory `ref` names, refusing one replaced, forgotten or purged (Conflict says so)."""
+    memory = load_visible(ctx, ref, scope)
+    _require_current(memory, verb)
+    return memory
+
+
+def write_correction(
+    ctx: Context,
+    old: Memory,
+    content: str,
+    reason: str,
+    vector: Vector,
+    *,
+    source_ref: str | None = None,
 ) -> RememberResult:
+    """Store `content` as the new version of `old` (checked by the caller); `source_ref`, when
+    given, replaces the old version's (an imported item that moved within its file)."""
     now, store = ctx.clock(), ctx.store
+    source_ref = source_ref or old.source_ref
     with store.transaction():
         new_id = store.add_memory(
             NewMemory(
@@ -88,7 +104,7 @@ def _write_correction(
                 weight=old.weight,
                 tags=old.tags,
                 reason=reason,
-                source_ref=old.source_ref,
+                source_ref=source_ref,
                 pinned=old.pinned,
                 branch=old.branch,
                 session_id=old.session_id,
@@ -116,7 +132,7 @@ def _write_correction(
         store.update_memory(new_id, {"source_event_id": event_id})
         _retire_version(ctx, old, new_id)
         store.put_vector(new_id, ctx.embedder.identity, vector)
-        index_memory(store, new_id, content, old.tags, old.source_ref, reason)
+        index_memory(store, new_id, content, old.tags, source_ref, reason)
         neighbours.after_write(store, new_id, ctx.embedder.identity)
     return RememberResult(memory_ref(new_id), "created", old.type, old.scope, event_ref(event_id))
 

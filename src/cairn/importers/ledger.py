@@ -1,0 +1,121 @@
+"""The import ledger, and the plan that compares a fresh read of a source with it.
+
+The ledger is the `import` events of a scope: each says which memory an item of which source
+became (created, matched, corrected) or that the item left (retired, released). Replaying them
+gives the current mapping item -> memory, so a re-import recognises what it already holds and
+writes nothing for it: cairn re-reading a source it holds is not evidence, so no boost or
+confirmation is counted. Events are exported and imported with the store, so is the ledger.
+
+Pairing: an item with a key (a mem0 id) is matched by key; one without by its origin and text.
+Items left over are paired in order with left-over entries of the same origin and section when
+their texts are alike (an edit: `correct`); the rest are new (`create`) or gone (`retire`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from difflib import SequenceMatcher
+from typing import Any
+
+from cairn.importers.model import LEDGER_KIND, Batch, Entry, Item, Step
+from cairn.refs import parse_ref
+from cairn.remember import content_hash
+from cairn.store.base import Store
+
+EDIT_SIMILARITY = 0.5  # below this a changed item in the same place is a new one
+
+
+def ledger_payload(
+    batch: Batch, item: Item | Entry, memory: str, action: str, owned: bool, **extra: Any
+) -> dict[str, Any]:
+    text_hash = content_hash(item.content) if isinstance(item, Item) else item.hash
+    return {
+        "system": batch.system,
+        "group": batch.group,
+        "origin": item.origin,
+        "section": item.section,
+        "key": item.key,
+        "hash": text_hash,
+        "memory": memory,
+        "action": action,
+        "owned": owned,
+        **extra,
+    }
+
+
+def load_entries(store: Store, batch: Batch) -> list[Entry]:
+    """The current entries of this source and group in the scope, oldest first."""
+    current: dict[str, Entry] = {}
+    for event in store.events_of_kind([LEDGER_KIND], [batch.scope]):
+        payload = event.payload
+        if payload.get("system") != batch.system or payload.get("group") != batch.group:
+            continue
+        _replay(current, payload)
+    held = store.get_memories([parse_ref(ref, kind="mem") for ref in current])
+    texts = {memory.ref: memory.content for memory in held}
+    return [replace(entry, content=texts.get(ref, "")) for ref, entry in current.items()]
+
+
+def _replay(current: dict[str, Entry], payload: Mapping[str, Any]) -> None:
+    replaces = payload.get("replaces")
+    if isinstance(replaces, str):
+        current.pop(replaces, None)
+    memory = str(payload.get("memory"))
+    if payload.get("action") in ("retired", "released"):
+        current.pop(memory, None)
+        return
+    key = payload.get("key")
+    current[memory] = Entry(
+        origin=str(payload.get("origin")),
+        section=str(payload.get("section")),
+        key=key if isinstance(key, str) else None,
+        hash=str(payload.get("hash")),
+        memory=memory,
+        owned=bool(payload.get("owned")),
+    )
+
+
+def plan(items: Iterable[Item], entries: Iterable[Entry]) -> list[Step]:
+    """The steps that bring the ledger in line with the items read now."""
+    left = list(entries)
+    steps: list[Step] = []
+    fresh: list[Item] = []
+    for item in items:
+        entry = _exact(item, left)
+        if entry is None:
+            fresh.append(item)
+            continue
+        left.remove(entry)
+        same = entry.hash == content_hash(item.content)
+        steps.append(Step("unchanged" if same else "correct", item, entry))
+    for item in fresh:
+        entry = _edited(item, left)
+        if entry is None:
+            steps.append(Step("create", item))
+        else:
+            left.remove(entry)
+            steps.append(Step("correct", item, entry))
+    steps.extend(Step("retire", entry=entry) for entry in left)
+    return steps
+
+
+def _exact(item: Item, entries: list[Entry]) -> Entry | None:
+    if item.key is not None:
+        return next((e for e in entries if e.origin == item.origin and e.key == item.key), None)
+    wanted = content_hash(item.content)
+    return next((e for e in entries if e.origin == item.origin and e.hash == wanted), None)
+
+
+def _edited(item: Item, entries: list[Entry]) -> Entry | None:
+    """The left-over entry of the same place whose text this item's most resembles."""
+    if item.key is not None:
+        return None
+    best: tuple[float, Entry] | None = None
+    for entry in entries:
+        if entry.key is not None or (entry.origin, entry.section) != (item.origin, item.section):
+            continue
+        score = SequenceMatcher(None, entry.content, item.content).ratio()
+        if score >= EDIT_SIMILARITY and (best is None or score > best[0]):
+            best = (score, entry)
+    return None if best is None else best[1]
