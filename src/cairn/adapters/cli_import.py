@@ -12,6 +12,7 @@ import click
 
 from cairn.adapters.cli import emit_json, json_option, opened, reports_errors
 from cairn.errors import InvalidInput
+from cairn.exchange import is_empty
 from cairn.importers import SOURCES, Importer, Report
 
 
@@ -22,8 +23,8 @@ from cairn.importers import SOURCES, Importer, Report
     "source",
     type=click.Choice(SOURCES),
     help="Import another memory: agent instruction files (PATH: the checkout, default the "
-    "current one), an MCP memory server's memory.jsonl, a mem0 get_all() JSON export or a "
-    "basic-memory folder.",
+    "current one), an MCP memory server's memory.jsonl, a mem0 get_all() JSON export, a "
+    "basic-memory folder, or a cairn export merged claim by claim.",
 )
 @click.option("--scope", help="Scope as kind:id (default: the checkout's, or the current one).")
 @click.option("--user", is_flag=True, help="Also the user-level agent files (into global).")
@@ -41,15 +42,17 @@ def import_cmd(
     dry_run: bool,
     as_json: bool,
 ) -> None:
-    """Load a cairn export into an empty store, or --from another memory into this one.
+    """Load a cairn export (into an empty store: a copy with its history; into a live one: its
+    current claims merged), or --from another memory into this one.
 
     Re-importing is safe: unchanged items are recognised (nothing counted), edited ones are
     corrected with history, removed ones retired."""
     if source is None:
-        if user or dry_run or scope or as_json:
-            raise InvalidInput("--scope, --user, --dry-run and --json go with --from SOURCE.")
-        _load_export(ctx, path)
-        return
+        if user or scope:
+            raise InvalidInput("--scope and --user go with --from SOURCE.")
+        if _load_export(ctx, path, dry_run=dry_run, as_json=as_json):
+            return
+        source = "cairn"
     with opened(ctx) as mem:
         found = mem.importers(source, path, scope=scope, user=user, dry_run=dry_run)
         reports = [_run(importer, show_bar=not dry_run and not as_json) for importer in found]
@@ -77,11 +80,18 @@ def _print(report: Report) -> None:
     click.echo(report.summary())
 
 
-def _load_export(ctx: click.Context, path: str | None) -> None:
+def _load_export(ctx: click.Context, path: str | None, *, dry_run: bool, as_json: bool) -> bool:
+    """Load the export into an empty store; False when it is to be merged instead."""
     if path is None:
         raise InvalidInput("give the export file to load (or - for standard input), or --from.")
     # surrogateescape: a byte that is not UTF-8 reaches the reader, which names its line.
     with opened(ctx) as mem:
+        if dry_run or as_json or not is_empty(mem.store):
+            if path == "-":
+                raise InvalidInput(
+                    "merging an export into a non-empty store reads a file; give its path."
+                )
+            return False
         if path == "-":
             stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
             counts = mem.import_(stdin)
@@ -99,3 +109,4 @@ def _load_export(ctx: click.Context, path: str | None) -> None:
         f"imported {counts.get('memories', 0)} memories, {counts.get('events', 0)} events, "
         f"{counts.get('vectors', 0)} vectors{more}"
     )
+    return True

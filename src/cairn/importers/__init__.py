@@ -15,12 +15,12 @@ from pathlib import Path
 from cairn.code.citations import checkout_for
 from cairn.context import Context
 from cairn.errors import InvalidInput
-from cairn.importers import agent_files, basic_memory, mcp_memory, mem0
+from cairn.importers import agent_files, basic_memory, cairn_export, mcp_memory, mem0
 from cairn.importers.apply import Importer
 from cairn.importers.model import Batch, Report
 from cairn.scope import resolve_scope
 
-SOURCES: tuple[str, ...] = ("agent-files", "mcp-memory", "mem0", "basic-memory")
+SOURCES: tuple[str, ...] = ("agent-files", "mcp-memory", "mem0", "basic-memory", "cairn")
 
 __all__ = ["SOURCES", "Importer", "Report", "prepare"]
 
@@ -36,7 +36,7 @@ def prepare(
     dry_run: bool = False,
 ) -> list[Importer]:
     """One importer per batch the source yields (agent files: the checkout's, then with
-    `user` the home directory's)."""
+    `user` the home directory's; a cairn export: one per scope it holds)."""
     if source not in SOURCES:
         raise InvalidInput(f"unknown source {source!r}; import from one of {', '.join(SOURCES)}.")
     batches = _batches(source, path, scope, user, default_cwd)
@@ -65,6 +65,9 @@ def _batches(
         return [mcp_memory.batch(_file(where), resolved)]
     if source == "mem0":
         return [mem0.batch(_file(where), resolved)]
+    if source == "cairn":
+        with open(_file(where), encoding="utf-8", errors="surrogateescape") as lines:
+            return cairn_export.batches(lines, where.name)
     return [basic_memory.batch(where, resolved)]
 
 

@@ -92,6 +92,7 @@ class Importer:
             "source_ref": item.source_ref,
             "reason": item.reason,
             "occurred_at": item.occurred_at,
+            "pinned": item.pinned,
             "relates_to": [self.keys[k] for k in item.relates if k in self.keys] or None,
         }
         if self.batch.cwd is not None:

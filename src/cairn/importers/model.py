@@ -35,6 +35,7 @@ class Item:
     reason: str | None = None
     key: str | None = None  # a stable id the source gives (a mem0 id, an entity's name)
     occurred_at: datetime | None = None
+    pinned: bool = False
     relates: tuple[str, ...] = ()  # keys of items of this import to associate it with
 
 
