@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cairn.code.citations import checkout_for
+from cairn.errors import InvalidInput
 from cairn.importers import Importer, Report, prepare
+from cairn.importers.to_agent_files import AgentFileExport, export_rules
 from cairn.toolbase import ToolBase
 
 
@@ -38,3 +41,25 @@ class ImportTools(ToolBase):
         unchanged ones left alone (no boost). `dry_run` reports without writing."""
         found = self.importers(source, path, scope=scope, user=user, dry_run=dry_run)
         return [importer.run(importer.steps()) for importer in found]
+
+    def export_agent_file(
+        self,
+        path: str = "AGENTS.md",
+        *,
+        scope: str | None = None,
+        cwd: str | Path | None = None,
+    ) -> AgentFileExport:
+        """Write the scope's pinned constraints, instructions and preferences into the agent
+        file `path` of the checkout (AGENTS.md, CLAUDE.md, ...) between cairn's markers; the
+        rest of the file is left as it was, and exporting again is stable."""
+        root = checkout_for(Path(cwd) if cwd is not None else self._default_cwd())
+        if root is None:
+            raise InvalidInput(f"{cwd} is not a folder; give the checkout to write into.")
+        relative = Path(path)
+        if relative.is_absolute():
+            try:
+                relative = relative.resolve().relative_to(root)
+            except ValueError:
+                raise InvalidInput(f"{path} is outside the checkout {root}.") from None
+        resolved = self.scope_for(scope, root)
+        return export_rules(self._ctx.store, resolved, root, relative.as_posix())
