@@ -67,10 +67,10 @@ def test_cli_dry_run_then_run_then_rerun(cli, tmp_path: Path) -> None:  # type: 
     dry = cli("import", "--from", "agent-files", str(repo), "--dry-run")
     assert dry.exit_code == 0, dry.output
     assert "create: CLAUDE.md:1-1: Never push on Fridays." in dry.stdout
-    assert "would import from agent-files" in dry.stdout and "2 create" in dry.stdout
+    assert "would import from agent-files" in dry.stdout and "2 created" in dry.stdout
     done = cli("import", "--from", "agent-files", str(repo))
     assert done.exit_code == 0 and "imported from agent-files" in done.stdout
-    assert "2 create" in done.stdout
+    assert "2 created" in done.stdout
     again = cli("import", "--from", "agent-files", str(repo), "--json")
     [report] = json.loads(again.stdout)
     assert report["counts"]["unchanged"] == 2 and report["counts"]["create"] == 0

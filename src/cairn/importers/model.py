@@ -22,6 +22,9 @@ ACTIONS: tuple[str, ...] = (
 )
 
 
+_DONE = {"create": "created", "correct": "corrected", "retire": "retired", "release": "released"}
+
+
 @dataclass(frozen=True, slots=True)
 class Item:
     """One claim read from a source, before it is remembered."""
@@ -92,5 +95,5 @@ class Report:
 
     def summary(self) -> str:
         verb = "would import" if self.dry_run else "imported"
-        shown = ", ".join(f"{n} {action}" for action, n in self.counts.items() if n)
+        shown = ", ".join(f"{n} {_DONE.get(a, a)}" for a, n in self.counts.items() if n)
         return f"{verb} from {self.system} into {self.scope}: {shown or 'nothing'}"
