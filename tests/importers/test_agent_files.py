@@ -166,3 +166,34 @@ def test_user_level_files_only_with_user(
     assert user.scope == "global" and user.counts["create"] == 1
     [memory] = current(mem, "global").values()
     assert memory.source_ref is None and memory.reason == "from ~/.claude/CLAUDE.md:1-1"
+
+
+def test_a_rule_in_two_files_is_one_memory_until_both_drop_it(mem: Cairn, tmp_path: Path) -> None:
+    root = tmp_path / "two"
+    root.mkdir()
+    rule = "- Never push on Fridays.\n"
+    (root / "CLAUDE.md").write_text(rule + rule)  # repeated in one file: one item
+    (root / "AGENTS.md").write_text(rule + "- Keep PRs small.\n")
+    assert counts(mem, root) == {"create": 2, "matched": 1}
+    events = len(list(mem.store.iter_events()))
+    assert counts(mem, root) == {"unchanged": 3}
+    assert len(list(mem.store.iter_events())) == events
+    (root / "CLAUDE.md").write_text("")
+    assert counts(mem, root) == {"unchanged": 2, "release": 1}
+    assert "Never push on Fridays." in current(mem, mem.scope_for(cwd=root))
+    (root / "AGENTS.md").write_text("- Keep PRs small.\n")
+    assert counts(mem, root) == {"unchanged": 1, "retire": 1}
+    assert "Never push on Fridays." not in current(mem, mem.scope_for(cwd=root))
+
+
+def test_an_edit_of_a_shared_rule_is_stored_beside_it(mem: Cairn, tmp_path: Path) -> None:
+    root = tmp_path / "shared"
+    root.mkdir()
+    (root / "CLAUDE.md").write_text("- Use black for formatting code.\n")
+    (root / "AGENTS.md").write_text("- Use black for formatting code.\n")
+    counts(mem, root)
+    (root / "CLAUDE.md").write_text("- Use ruff format for formatting code.\n")
+    assert counts(mem, root) == {"unchanged": 1, "create": 1}
+    held = current(mem, mem.scope_for(cwd=root))
+    assert {"Use black for formatting code.", "Use ruff format for formatting code."} <= set(held)
+    assert counts(mem, root) == {"unchanged": 2}

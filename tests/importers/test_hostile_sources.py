@@ -52,7 +52,7 @@ def test_any_memory_jsonl_yields_items_or_problems(tmp_path: Path, lines: list[s
     path.write_text("\n".join(lines), encoding="utf-8")
     batch = mcp_memory.batch(path, "global")
     well_formed(batch.items)
-    assert all(problem.startswith("memory.jsonl line ") for problem in batch.problems)
+    assert all(problem.startswith("memory.jsonl") for problem in batch.problems)
 
 
 @HOSTILE

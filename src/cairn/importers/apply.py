@@ -2,8 +2,10 @@
 transaction together with its ledger event, so a crash leaves whole items and a rerun resumes
 where it stopped (the items already written are recognised as unchanged).
 
-Only what the import created is corrected or retired by it: an item that matched a memory
+Only what the source's import wrote is corrected or retired by it: an item that matched a memory
 already stored only maps to it, and leaving the source releases the mapping, never the memory.
+A memory two items map to (the same rule in CLAUDE.md and AGENTS.md) is retired only when the
+last of them leaves, and an edit of one of them is stored beside it rather than correcting it.
 """
 
 from __future__ import annotations
@@ -36,11 +38,15 @@ class Importer:
         self.report = Report(batch.system, batch.scope, dry_run)
         self.report.problems.extend(batch.problems)
         self.keys: dict[str, str] = {}  # item key -> memory ref, for associations
+        self.holders: dict[str, set[tuple[str, str]]] = {}  # memory -> (group, origin)s
 
     def steps(self) -> list[Step]:
         entries = load_entries(self.ctx.store, self.batch)
-        self.keys.update((e.key, e.memory) for e in entries if e.key is not None)
-        return plan(self.batch.items, entries)
+        for entry in entries:
+            self.holders.setdefault(entry.memory, set()).add((entry.group, entry.origin))
+        mine = [e for e in entries if e.group == self.batch.group]
+        self.keys.update((e.key, e.memory) for e in mine if e.key is not None)
+        return plan(self.batch.items, mine)
 
     def run(self, steps: list[Step], advance: Callable[[], None] | None = None) -> Report:
         for step in steps:
@@ -79,7 +85,9 @@ class Importer:
             result = store_claim(self.ctx, claim, vector, dedup=True)
             owned = result.disposition == "created"
             self._ledger(item, result.memory_id, result.disposition, owned=owned)
-        self._keep_key(item, result.memory_id)
+        if released is not None:
+            self._let_go(released)
+        self._hold(item, result.memory_id)
         self.report.add(_DISPOSITIONS.get(result.disposition, "create"), _label(item))
 
     def _claim(self, item: Item) -> Claim | None:
@@ -105,8 +113,9 @@ class Importer:
 
     # correct -------------------------------------------------------------------------------
     def _correct(self, item: Item, entry: Entry) -> None:
-        if not entry.owned:
-            # The memory was there before the import: the edit is a new claim of the source.
+        if not entry.owned or self._shared(entry):
+            # The memory was there before the import, or another item still says what it
+            # says: the edit is a new claim of the source.
             self._create(item, released=entry)
             return
         try:
@@ -136,16 +145,19 @@ class Importer:
                     claim.citation.row(new_id, self.batch.scope, self.ctx.clock())
                 )
             self._ledger(item, result.memory_id, "corrected", owned=True, replaces=entry.memory)
-        self._keep_key(item, result.memory_id)
+        self._let_go(entry)
+        self._hold(item, result.memory_id)
         self.report.add("correct", _label(item), f"replaces {entry.memory}")
 
     # retire --------------------------------------------------------------------------------
     def _retire(self, entry: Entry) -> None:
         label = f"{entry.memory} from {entry.origin}"
-        if not entry.owned:
+        if not entry.owned or self._shared(entry):
             if not self.dry_run:
                 self._ledger(entry, entry.memory, "released", owned=False)
-            self.report.add("release", label, "held before the import; kept")
+            self._let_go(entry)
+            why = "still imported from elsewhere" if entry.owned else "held before the import"
+            self.report.add("release", label, f"{why}; kept")
             return
         if self.dry_run:
             self.report.add("retire", label, f"removed from {entry.origin}")
@@ -155,6 +167,7 @@ class Importer:
             with suppress(Conflict):
                 forget(self.ctx, entry.memory, f"removed from {entry.origin}", self.batch.scope)
             self._ledger(entry, entry.memory, "retired", owned=True)
+        self._let_go(entry)
         self.report.add("retire", label, f"removed from {entry.origin}")
 
     # ledger --------------------------------------------------------------------------------
@@ -174,9 +187,17 @@ class Importer:
             )
         )
 
-    def _keep_key(self, item: Item, memory: str) -> None:
+    def _hold(self, item: Item, memory: str) -> None:
+        self.holders.setdefault(memory, set()).add((self.batch.group, item.origin))
         if item.key is not None:
             self.keys[item.key] = memory
+
+    def _let_go(self, entry: Entry) -> None:
+        self.holders.get(entry.memory, set()).discard((entry.group, entry.origin))
+
+    def _shared(self, entry: Entry) -> bool:
+        """Whether another item (of any file or group of this source) maps to its memory."""
+        return bool(self.holders.get(entry.memory, set()) - {(entry.group, entry.origin)})
 
 
 def _label(item: Item) -> str:

@@ -18,6 +18,7 @@ from dataclasses import replace
 from difflib import SequenceMatcher
 from typing import Any
 
+from cairn.errors import InvalidRef
 from cairn.importers.model import LEDGER_KIND, Batch, Entry, Item, Step
 from cairn.refs import parse_ref
 from cairn.remember import content_hash
@@ -45,29 +46,48 @@ def ledger_payload(
 
 
 def load_entries(store: Store, batch: Batch) -> list[Entry]:
-    """The current entries of this source and group in the scope, oldest first."""
-    current: dict[str, Entry] = {}
+    """The current entries of this source in the scope (every group), oldest first.
+
+    An entry is a (group, origin, memory) triple: the same claim in two files maps both to one
+    memory. An entry is owned when its memory was written by this source (created or corrected
+    by its import), not one the import found already stored.
+    """
+    current: dict[tuple[str, str, str], Entry] = {}
     for event in store.events_of_kind([LEDGER_KIND], [batch.scope]):
-        payload = event.payload
-        if payload.get("system") != batch.system or payload.get("group") != batch.group:
-            continue
-        _replay(current, payload)
-    held = store.get_memories([parse_ref(ref, kind="mem") for ref in current])
-    texts = {memory.ref: memory.content for memory in held}
-    return [replace(entry, content=texts.get(ref, "")) for ref, entry in current.items()]
+        if event.payload.get("system") == batch.system:
+            _replay(current, event.payload)
+    ids = [_memory_id(entry.memory) for entry in current.values()]
+    held = {m.ref: m for m in store.get_memories([i for i in ids if i is not None])}
+    return [
+        replace(
+            entry,
+            content=held[entry.memory].content if entry.memory in held else "",
+            owned=entry.memory in held and held[entry.memory].integration == batch.system,
+        )
+        for entry in current.values()
+    ]
 
 
-def _replay(current: dict[str, Entry], payload: Mapping[str, Any]) -> None:
+def _memory_id(ref: str) -> int | None:
+    try:
+        return parse_ref(ref, kind="mem")
+    except InvalidRef:
+        return None
+
+
+def _replay(current: dict[tuple[str, str, str], Entry], payload: Mapping[str, Any]) -> None:
+    group, origin = str(payload.get("group")), str(payload.get("origin"))
+    memory = str(payload.get("memory"))
     replaces = payload.get("replaces")
     if isinstance(replaces, str):
-        current.pop(replaces, None)
-    memory = str(payload.get("memory"))
+        current.pop((group, origin, replaces), None)
     if payload.get("action") in ("retired", "released"):
-        current.pop(memory, None)
+        current.pop((group, origin, memory), None)
         return
     key = payload.get("key")
-    current[memory] = Entry(
-        origin=str(payload.get("origin")),
+    current[(group, origin, memory)] = Entry(
+        group=group,
+        origin=origin,
         section=str(payload.get("section")),
         key=key if isinstance(key, str) else None,
         hash=str(payload.get("hash")),
@@ -77,11 +97,12 @@ def _replay(current: dict[str, Entry], payload: Mapping[str, Any]) -> None:
 
 
 def plan(items: Iterable[Item], entries: Iterable[Entry]) -> list[Step]:
-    """The steps that bring the ledger in line with the items read now."""
+    """The steps that bring the ledger in line with the items read now. An item repeated in
+    the same origin (the same key, or the same text) is one item."""
     left = list(entries)
     steps: list[Step] = []
     fresh: list[Item] = []
-    for item in items:
+    for item in _distinct(items):
         entry = _exact(item, left)
         if entry is None:
             fresh.append(item)
@@ -98,6 +119,17 @@ def plan(items: Iterable[Item], entries: Iterable[Entry]) -> list[Step]:
             steps.append(Step("correct", item, entry))
     steps.extend(Step("retire", entry=entry) for entry in left)
     return steps
+
+
+def _distinct(items: Iterable[Item]) -> list[Item]:
+    seen: set[tuple[str, str]] = set()
+    out: list[Item] = []
+    for item in items:
+        identity = (item.origin, item.key or content_hash(item.content))
+        if identity not in seen:
+            seen.add(identity)
+            out.append(item)
+    return out
 
 
 def _exact(item: Item, entries: list[Entry]) -> Entry | None:

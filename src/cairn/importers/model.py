@@ -58,12 +58,13 @@ class Batch:
 class Entry:
     """A ledger entry: an item imported earlier and the memory it is."""
 
+    group: str
     origin: str
     section: str
     key: str | None
     hash: str
     memory: str  # the memory's ref
-    owned: bool  # created by the import (so the import may correct or retire it)
+    owned: bool  # written by this source's import (so the import may correct or retire it)
     content: str = ""  # the memory's current text, to tell an edit from a new item
 
 
