@@ -88,16 +88,19 @@ def write_correction(
     vector: Vector,
     *,
     source_ref: str | None = None,
+    mtype: str | None = None,
 ) -> RememberResult:
-    """Store `content` as the new version of `old` (checked by the caller); `source_ref`, when
-    given, replaces the old version's (an imported item that moved within its file)."""
+    """Store `content` as the new version of `old` (checked by the caller); `source_ref` and
+    `mtype`, when given, replace the old version's (an imported rule edited from "use X" to
+    "never X" is now a constraint, and cites its new lines)."""
     now, store = ctx.clock(), ctx.store
     source_ref = source_ref or old.source_ref
+    mtype = mtype or old.type
     with store.transaction():
         new_id = store.add_memory(
             NewMemory(
                 scope=old.scope,
-                type=old.type,
+                type=mtype,
                 content=content,
                 summary=summarise(content),
                 durability=old.durability,
@@ -134,7 +137,7 @@ def write_correction(
         store.put_vector(new_id, ctx.embedder.identity, vector)
         index_memory(store, new_id, content, old.tags, source_ref, reason)
         neighbours.after_write(store, new_id, ctx.embedder.identity)
-    return RememberResult(memory_ref(new_id), "created", old.type, old.scope, event_ref(event_id))
+    return RememberResult(memory_ref(new_id), "created", mtype, old.scope, event_ref(event_id))
 
 
 def _retire_version(ctx: Context, old: Memory, new_id: int) -> None:

@@ -101,6 +101,9 @@ def test_edit_corrects_removal_retires_and_citations_see_the_change(
     assert retired.memory.status == "retired"
     assert retired.retire_reason == "removed from CLAUDE.md"
     assert counts(mem, repo) == {"unchanged": 4}
+    (repo / "CLAUDE.md").write_text(text.replace("- Use uv for all", "- Never use pip for any"))
+    assert counts(mem, repo)["correct"] == 1
+    assert current(mem, scope)["Never use pip for any dependencies."].type == "constraint"
 
 
 def test_deleting_a_file_retires_its_items(mem: Cairn, repo: Path) -> None:

@@ -138,6 +138,7 @@ class Importer:
                 f"edited in {item.origin}",
                 vector,
                 source_ref=item.source_ref,
+                mtype=claim.type,
             )
             new_id = parse_ref(result.memory_id, kind="mem")
             if claim.citation is not None:
