@@ -99,29 +99,40 @@ def _replay(current: dict[tuple[str, str, str], Entry], payload: Mapping[str, An
 def plan(items: Iterable[Item], entries: Iterable[Entry]) -> list[Step]:
     """The steps that bring the ledger in line with the items read now. An item repeated in
     the same origin (the same key, or the same text) is one item."""
-    left = list(entries)
+    left = dict(enumerate(entries))  # still unmatched, in ledger order
+    exact: dict[tuple[str, str], list[int]] = {}
+    places: dict[tuple[str, str], list[int]] = {}
+    for index, entry in left.items():
+        exact.setdefault((entry.origin, _identity(entry.key, entry.hash)), []).append(index)
+        if entry.key is None:
+            places.setdefault((entry.origin, entry.section), []).append(index)
     steps: list[Step] = []
     fresh: list[Item] = []
-    for item in _distinct(items):
-        entry = _exact(item, left)
-        if entry is None:
+    for item in distinct(items):
+        wanted = (item.origin, _identity(item.key, content_hash(item.content)))
+        found = [i for i in exact.get(wanted, []) if i in left]
+        if not found:
             fresh.append(item)
             continue
-        left.remove(entry)
+        entry = left.pop(found[0])
         same = entry.hash == content_hash(item.content)
         steps.append(Step("unchanged" if same else "correct", item, entry))
     for item in fresh:
-        entry = _edited(item, left)
-        if entry is None:
+        candidates = [] if item.key else places.get((item.origin, item.section), [])
+        alike = _most_alike(item, [(i, left[i]) for i in candidates if i in left])
+        if alike is None:
             steps.append(Step("create", item))
         else:
-            left.remove(entry)
-            steps.append(Step("correct", item, entry))
-    steps.extend(Step("retire", entry=entry) for entry in left)
+            steps.append(Step("correct", item, left.pop(alike)))
+    steps.extend(Step("retire", entry=entry) for entry in left.values())
     return steps
 
 
-def _distinct(items: Iterable[Item]) -> list[Item]:
+def _identity(key: str | None, text_hash: str) -> str:
+    return f"key:{key}" if key is not None else f"text:{text_hash}"
+
+
+def distinct(items: Iterable[Item]) -> list[Item]:
     seen: set[tuple[str, str]] = set()
     out: list[Item] = []
     for item in items:
@@ -132,22 +143,11 @@ def _distinct(items: Iterable[Item]) -> list[Item]:
     return out
 
 
-def _exact(item: Item, entries: list[Entry]) -> Entry | None:
-    if item.key is not None:
-        return next((e for e in entries if e.origin == item.origin and e.key == item.key), None)
-    wanted = content_hash(item.content)
-    return next((e for e in entries if e.origin == item.origin and e.hash == wanted), None)
-
-
-def _edited(item: Item, entries: list[Entry]) -> Entry | None:
-    """The left-over entry of the same place whose text this item's most resembles."""
-    if item.key is not None:
-        return None
-    best: tuple[float, Entry] | None = None
-    for entry in entries:
-        if entry.key is not None or (entry.origin, entry.section) != (item.origin, item.section):
-            continue
+def _most_alike(item: Item, candidates: list[tuple[int, Entry]]) -> int | None:
+    """The left-over entry of the same place whose text the item's most resembles, if alike."""
+    best: tuple[float, int] | None = None
+    for index, entry in candidates:
         score = SequenceMatcher(None, entry.content, item.content).ratio()
         if score >= EDIT_SIMILARITY and (best is None or score > best[0]):
-            best = (score, entry)
+            best = (score, index)
     return None if best is None else best[1]
