@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from cairn import Cairn
 from cairn.adapters.cli import main
-from cairn.errors import InvalidInput
+from cairn.errors import CairnError, InvalidInput
 from cairn.importers.markdown import MARK_BEGIN, MARK_END
 
 HUMAN = "# Notes for agents\r\n\r\n- Written by a human.\r\n"
@@ -101,3 +101,22 @@ def test_cli_export_to_agent_files(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert "already up to date" in again.output
     bad = runner.invoke(main, ["export", "x.jsonl", "--cwd", str(repo)])
     assert bad.exit_code == 2 and "go with --to" in bad.output
+
+
+def test_a_name_too_long_is_one_clear_error(mem: Cairn, repo: Path) -> None:
+    with pytest.raises(CairnError, match=r"cannot write x+ .*choose another file"):
+        mem.export_agent_file("x" * 5000, cwd=repo)
+
+
+@pytest.mark.parametrize("name", ["", ".", "sub/.."])
+def test_a_path_naming_no_file_is_refused(mem: Cairn, repo: Path, name: str) -> None:
+    with pytest.raises(InvalidInput, match="names no file"):
+        mem.export_agent_file(name, cwd=repo)
+
+
+def test_a_folder_named_like_an_agent_file_is_refused(mem: Cairn, repo: Path) -> None:
+    (repo / "CLAUDE.md").mkdir()
+    with pytest.raises(InvalidInput, match="not a regular file"):
+        mem.export_agent_file("CLAUDE.md", cwd=repo)
+    [report] = mem.import_memory("agent-files", repo)
+    assert any("CLAUDE.md: not a regular file" in p for p in report.problems)

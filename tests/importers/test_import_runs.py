@@ -81,6 +81,8 @@ def test_cli_dry_run_then_run_then_rerun(cli, tmp_path: Path) -> None:  # type: 
     [
         (["--from", "mem0"], "needs the PATH"),
         (["--from", "mcp-memory", "nowhere.jsonl"], "is not a file"),
+        (["--from", "mem0", "x" * 5000], "is not a file"),
+        (["--from", "basic-memory", "x" * 5000], "is not a folder"),
         (["--dry-run", "x.jsonl"], "x.jsonl is not a file"),
         (["--user", "x.jsonl"], "go with --from"),
         (["missing.jsonl"], "cannot read missing.jsonl"),

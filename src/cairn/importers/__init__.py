@@ -72,8 +72,13 @@ def _batches(
 
 
 def _file(path: Path) -> Path:
-    if not path.is_file():
-        raise InvalidInput(f"{path} is not a file; give the path of the export to read.")
+    try:
+        found = path.is_file()
+    except OSError:  # a name too long, a loop of links: not a file either
+        found = False
+    if not found:
+        shown = str(path)[:200]
+        raise InvalidInput(f"{shown} is not a file; give the path of the export to read.")
     return path
 
 

@@ -30,8 +30,13 @@ _SECTION = re.compile(r"^##\s+(.*?)\s*$")
 
 
 def batch(folder: Path, scope: str) -> Batch:
-    if not folder.is_dir():
-        raise InvalidInput(f"{folder} is not a folder; give the basic-memory project folder.")
+    try:
+        found = folder.is_dir()
+    except OSError:  # a name too long, a loop of links: not a folder either
+        found = False
+    if not found:
+        shown = str(folder)[:200]
+        raise InvalidInput(f"{shown} is not a folder; give the basic-memory project folder.")
     items: list[Item] = []
     problems: list[str] = []
     for relative in _notes(folder):

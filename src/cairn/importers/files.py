@@ -31,13 +31,18 @@ def read_source(path: Path, inside: Path, shown: str) -> Read:
         fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         return Read(None, f"{shown}: cannot be opened ({exc.strerror}); skipped")
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return Read(None, f"{shown}: not a regular file; skipped")
-        if info.st_size > MAX_FILE_BYTES:
-            return Read(None, f"{shown}: {info.st_size} bytes, over the 1 MiB limit; skipped")
-        data = handle.read(MAX_FILE_BYTES + 1)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)  # a directory, a FIFO or a device: never read
+        return Read(None, f"{shown}: not a regular file; skipped")
+    if info.st_size > MAX_FILE_BYTES:
+        os.close(fd)
+        return Read(None, f"{shown}: {info.st_size} bytes, over the 1 MiB limit; skipped")
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        return Read(None, f"{shown}: cannot be read ({exc.strerror}); skipped")
     if len(data) > MAX_FILE_BYTES:
         return Read(None, f"{shown}: grew over the 1 MiB limit while read; skipped")
     try:

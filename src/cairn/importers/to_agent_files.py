@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from cairn.errors import InvalidInput
+from cairn.errors import CairnError, InvalidInput
 from cairn.importers.files import read_source
 from cairn.importers.markdown import MARK_BEGIN, MARK_END
 from cairn.models import Memory
@@ -71,6 +71,15 @@ def merged(text: str, section: str, shown: str) -> str:
 
 def export_rules(store: Store, scope: str, root: Path, relative: str) -> AgentFileExport:
     """Write the scope's pinned rules into `relative` (a file of the checkout at `root`)."""
+    try:
+        return _export(store, scope, root, relative)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        shown = relative[:200]
+        raise CairnError(f"cannot write {shown} ({reason}); choose another file.") from None
+
+
+def _export(store: Store, scope: str, root: Path, relative: str) -> AgentFileExport:
     target = root / relative
     text = ""
     if os.path.lexists(target):

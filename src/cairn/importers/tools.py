@@ -56,6 +56,8 @@ class ImportTools(ToolBase):
         if root is None:
             raise InvalidInput(f"{cwd} is not a folder; give the checkout to write into.")
         relative = Path(path)
+        if relative.name in ("", ".", ".."):
+            raise InvalidInput(f"{path!r} names no file; write to AGENTS.md, CLAUDE.md or similar.")
         if relative.is_absolute():
             try:
                 relative = relative.resolve().relative_to(root)
