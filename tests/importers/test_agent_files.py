@@ -200,3 +200,17 @@ def test_an_edit_of_a_shared_rule_is_stored_beside_it(mem: Cairn, tmp_path: Path
     held = current(mem, mem.scope_for(cwd=root))
     assert {"Use black for formatting code.", "Use ruff format for formatting code."} <= set(held)
     assert counts(mem, root) == {"unchanged": 2}
+
+
+def test_the_dry_run_predicts_what_the_run_does(mem: Cairn, repo: Path) -> None:
+    scope = mem.scope_for(cwd=repo)
+    mem.remember("Never commit to main directly.", type="constraint", scope=scope)
+    mem.remember("Use uv for dependencies!", type="instruction", scope=scope)
+    mem.remember("Prefer small functions over classes in v2.", type="fact", scope=scope)
+    before = {m.id: (m.weight, m.access_count) for m in mem.store.iter_memories()}
+    [report] = mem.import_memory("agent-files", repo, dry_run=True)
+    dry = {k: v for k, v in report.counts.items() if v}
+    assert dry["matched"] == 1 and dry["boosted"] == 1
+    assert any("may update" in line for line in report.lines), report.lines
+    assert {m.id: (m.weight, m.access_count) for m in mem.store.iter_memories()} == before
+    assert counts(mem, repo) == dry

@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from cairn.context import Context
+from cairn.embeddings.base import Vector
 from cairn.errors import CairnError, Conflict
 from cairn.history import current_version, forget, write_correction
 from cairn.importers.ledger import ledger_payload, load_entries, plan
 from cairn.importers.model import LEDGER_KIND, Batch, Entry, Item, Report, Step
 from cairn.models import NewEvent
 from cairn.refs import parse_ref
-from cairn.remember import Claim, build_claim, embed_claims, store_claim
+from cairn.remember import Claim, Near, build_claim, dedup_target, embed_claims, store_claim
 
 _DISPOSITIONS = {"created": "create", "matched": "matched", "boosted": "boosted"}
 
@@ -74,11 +75,10 @@ class Importer:
         claim = self._claim(item)
         if claim is None:
             return
-        if self.dry_run:
-            held = self.ctx.store.find_current_by_hash(claim.scope, claim.content_hash)
-            self.report.add("create" if held is None else "matched", _label(item))
-            return
         vector = embed_claims(self.ctx, [claim])[0]
+        if self.dry_run:
+            self._predict(item, claim, vector)
+            return
         with self.ctx.store.transaction():
             if released is not None:
                 self._ledger(released, released.memory, "released", owned=False)
@@ -88,7 +88,19 @@ class Importer:
         if released is not None:
             self._let_go(released)
         self._hold(item, result.memory_id)
-        self.report.add(_DISPOSITIONS.get(result.disposition, "create"), _label(item))
+        note = f"may update {result.may_update}" if result.may_update else ""
+        self.report.add(_DISPOSITIONS.get(result.disposition, "create"), _label(item), note)
+
+    def _predict(self, item: Item, claim: Claim, vector: Vector) -> None:
+        """What remember will do with the claim, as remember decides it, writing nothing."""
+        found = dedup_target(self.ctx, claim, vector, self.ctx.embedder.identity)
+        if found is None:
+            self.report.add("create", _label(item))
+        elif isinstance(found, Near):
+            self.report.add("create", _label(item), f"may update mem_{found.memory_id}")
+        else:
+            memory, disposition, _ = found
+            self.report.add(disposition, _label(item), memory.ref)
 
     def _claim(self, item: Item) -> Claim | None:
         """The item as a checked remember call; refused (and reported) when it may not be."""
