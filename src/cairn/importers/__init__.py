@@ -39,6 +39,8 @@ def prepare(
     `user` the home directory's; a cairn export: one per scope it holds)."""
     if source not in SOURCES:
         raise InvalidInput(f"unknown source {source!r}; import from one of {', '.join(SOURCES)}.")
+    if path is not None and not str(path).strip():
+        raise InvalidInput("the PATH to import from is blank; name a file or folder.")
     batches = _batches(source, path, scope, user, default_cwd)
     return [
         Importer(_source_context(ctx, batch.system), batch, default_cwd, dry_run=dry_run)

@@ -52,6 +52,8 @@ class ImportTools(ToolBase):
         """Write the scope's pinned constraints, instructions and preferences into the agent
         file `path` of the checkout (AGENTS.md, CLAUDE.md, ...) between cairn's markers; the
         rest of the file is left as it was, and exporting again is stable."""
+        if cwd is not None and not str(cwd).strip():
+            raise InvalidInput("cwd is blank; give the checkout to write into.")
         root = checkout_for(Path(cwd) if cwd is not None else self._default_cwd())
         if root is None:
             raise InvalidInput(f"{cwd} is not a folder; give the checkout to write into.")
