@@ -23,6 +23,7 @@ from cairn.context import Context
 from cairn.embeddings.base import Embedder
 from cairn.errors import InvalidInput
 from cairn.guard import checks_inside, guard_methods
+from cairn.importers.tools import ImportTools
 from cairn.lessons.tools import LessonTools
 from cairn.models import (
     BatchItem,
@@ -54,7 +55,7 @@ CONTENT_PREVIEW = 500
 
 
 @guard_methods
-class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ToolBase):
+class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ImportTools, ToolBase):
     """Long-term memory for agents. `Cairn.open()` gives one on the default embedded store."""
 
     def __init__(

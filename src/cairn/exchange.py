@@ -15,9 +15,10 @@ read; their lexical index is rebuilt by analysing the memories, as version 1 did
 A superseded version is exported with the status `replaced`; older files, which kept it
 `active`, are read as if they had said `replaced`.
 
-Importing is only allowed into an empty store: merging two histories would renumber refs that
-other records point at. The import runs in one transaction, so a damaged line leaves the store
-empty.
+Loading a copy is only allowed into an empty store: merging two histories would renumber refs
+that other records point at. The load runs in one transaction, so a damaged line leaves the
+store empty. Into a non-empty store an export is merged instead, claim by claim
+(`current_memories` feeds `cairn.importers.cairn_export`).
 """
 
 from __future__ import annotations
@@ -73,6 +74,10 @@ def export_to(store: Store, out: IO[str]) -> int:
     return count
 
 
+def is_empty(store: Store) -> bool:
+    return not any(store.count_rows(name) for name in store.table_names())
+
+
 def require_empty(
     store: Store, what: str, where: str = "point CAIRN_HOME, CAIRN_URL or --store"
 ) -> None:
@@ -109,6 +114,37 @@ def import_from(store: Store, lines: Iterable[str]) -> dict[str, int]:
         store.advance_sequences(loader.sequences)
         store.finish_load()
     return counts
+
+
+def current_memories(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The memory rows of an export that are current (active or resting), in file order."""
+    version = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        record = _parse(line, number)
+        if version == 0:
+            version = _check_header(record)
+            continue
+        row = _memory_row(record, version, number)
+        if row is not None and _current_status(row).get("status") in ("active", "resting"):
+            yield row
+    if version == 0:
+        raise InvalidInput("the file is empty; export the store again.")
+
+
+def _memory_row(record: dict[str, Any], version: int, number: int) -> dict[str, Any] | None:
+    if version == 1:
+        if record.get("record") != "memory":
+            return None
+        try:
+            return _v1_row("memories", {k: v for k, v in record.items() if k != "record"})
+        except (KeyError, ValueError, TypeError) as exc:
+            raise InvalidInput(f"line {number}: unreadable memories record ({exc}).") from None
+    row = record.get("row")
+    if record.get("table") != "memories" or not isinstance(row, dict):
+        return None
+    return row
 
 
 class _Loader:

@@ -71,25 +71,44 @@ def correct(ctx: Context, ref: str, content: str, reason: str, scope: str) -> Re
     old = load_visible(ctx, ref, scope)
     _require_current(old, "correct")
     vector = ctx.embedder.embed_many([text_for_embedding(content)])[0]
-    return _write_correction(ctx, old, content, reason, vector)
+    return write_correction(ctx, old, content, reason, vector)
 
 
-def _write_correction(
-    ctx: Context, old: Memory, content: str, reason: str, vector: Vector
+def current_version(ctx: Context, ref: str, scope: str, verb: str) -> Memory:
+    """The memory `ref` names, refusing one replaced, forgotten or purged (Conflict says so)."""
+    memory = load_visible(ctx, ref, scope)
+    _require_current(memory, verb)
+    return memory
+
+
+def write_correction(
+    ctx: Context,
+    old: Memory,
+    content: str,
+    reason: str,
+    vector: Vector,
+    *,
+    source_ref: str | None = None,
+    mtype: str | None = None,
 ) -> RememberResult:
+    """Store `content` as the new version of `old` (checked by the caller); `source_ref` and
+    `mtype`, when given, replace the old version's (an imported rule edited from "use X" to
+    "never X" is now a constraint, and cites its new lines)."""
     now, store = ctx.clock(), ctx.store
+    source_ref = source_ref or old.source_ref
+    mtype = mtype or old.type
     with store.transaction():
         new_id = store.add_memory(
             NewMemory(
                 scope=old.scope,
-                type=old.type,
+                type=mtype,
                 content=content,
                 summary=summarise(content),
                 durability=old.durability,
                 weight=old.weight,
                 tags=old.tags,
                 reason=reason,
-                source_ref=old.source_ref,
+                source_ref=source_ref,
                 pinned=old.pinned,
                 branch=old.branch,
                 session_id=old.session_id,
@@ -117,9 +136,9 @@ def _write_correction(
         store.update_memory(new_id, {"source_event_id": event_id})
         _retire_version(ctx, old, new_id)
         store.put_vector(new_id, ctx.embedder.identity, vector)
-        index_memory(store, new_id, content, old.tags, old.source_ref, reason)
+        index_memory(store, new_id, content, old.tags, source_ref, reason)
         neighbours.after_write(store, new_id, ctx.embedder.identity)
-    return RememberResult(memory_ref(new_id), "created", old.type, old.scope, event_ref(event_id))
+    return RememberResult(memory_ref(new_id), "created", mtype, old.scope, event_ref(event_id))
 
 
 def _retire_version(ctx: Context, old: Memory, new_id: int) -> None:

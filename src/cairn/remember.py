@@ -32,6 +32,7 @@ from cairn.models import (
     MEMORY_TYPES,
     BatchItem,
     ItemError,
+    Memory,
     NewEvent,
     NewMemory,
     RememberResult,
@@ -322,18 +323,35 @@ class Near:
 def _find_duplicate(
     ctx: Context, claim: Claim, vector: Vector, identity: str
 ) -> tuple[int, Any, float | None] | Near | None:
-    """The memory this claim restates (matched or boosted), or the one it may update.
+    """The memory this claim restates (matched or boosted, counted here), or the one it may
+    update (`dedup_target` decides which)."""
+    found = dedup_target(ctx, claim, vector, identity)
+    if found is None or isinstance(found, Near):
+        return found
+    memory, disposition, similarity = found
+    now = ctx.clock()
+    ctx.store.increment(memory.id, "access_count")
+    changes: dict[str, Any] = {"last_accessed_at": now}
+    if disposition == "boosted":
+        changes["weight"] = min(1.0, max(memory.weight, claim.weight) + _BOOST_STEP)
+    ctx.store.update_memory(memory.id, changes)
+    return memory.id, disposition, similarity
+
+
+def dedup_target(
+    ctx: Context, claim: Claim, vector: Vector, identity: str
+) -> tuple[Memory, str, float | None] | Near | None:
+    """What remember would do with this claim, read only: the memory it restates (`matched`
+    or `boosted`), the one it may update (`Near`), or None (stored anew).
 
     Identical content (whole text, by hash) is `matched`. A near-duplicate (cosine at least
     `dedup_threshold`) is `boosted` only when it carries the same values over the whole text
     (cairn.values); the most similar one whose values differ comes back as a `Near`.
     """
-    store, now = ctx.store, ctx.clock()
+    store = ctx.store
     same = store.find_current_by_hash(claim.scope, claim.content_hash)
     if same is not None:
-        store.increment(same.id, "access_count")
-        store.update_memory(same.id, {"last_accessed_at": now})
-        return same.id, "matched", None
+        return same, "matched", None
     near = store.nearest(
         MemoryFilter(scopes=(claim.scope,), statuses=("active", "resting")),
         identity,
@@ -351,10 +369,7 @@ def _find_duplicate(
         if diff.changed:
             update = update or Near(memory_id, round(similarity, 4), diff.describe())
             continue
-        weight = min(1.0, max(memory.weight, claim.weight) + _BOOST_STEP)
-        store.increment(memory_id, "access_count")
-        store.update_memory(memory_id, {"weight": weight, "last_accessed_at": now})
-        return memory_id, "boosted", round(similarity, 4)
+        return memory, "boosted", round(similarity, 4)
     return update
 
 

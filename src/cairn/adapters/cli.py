@@ -7,9 +7,7 @@ at the top (`cli_root.CairnGroup`), and reported the same way.
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -19,7 +17,6 @@ from typing import Any, ParamSpec, TypeVar
 
 import click
 
-from cairn.adapters.cli_progress import lines_with_progress
 from cairn.adapters.cli_root import CairnGroup
 from cairn.config import Settings
 from cairn.core import Cairn
@@ -423,32 +420,6 @@ def purge(ctx: click.Context, /, ref: str, yes: bool, **opts: Any) -> None:
     click.echo(f"{ref} purged (tombstone {tombstone})")
 
 
-@main.command("import")
-@click.argument("path", type=click.Path(dir_okay=False, allow_dash=True, exists=True))
-@click.pass_context
-@reports_errors
-def import_cmd(ctx: click.Context, path: str) -> None:
-    """Load an export into an empty store."""
-    # surrogateescape: a byte that is not UTF-8 reaches the reader, which names its line.
-    with opened(ctx) as mem:
-        if path == "-":
-            stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
-            counts = mem.import_(stdin)
-        else:
-            with (
-                open(path, encoding="utf-8", errors="surrogateescape") as source,
-                lines_with_progress(source, os.path.getsize(path), "importing") as lines,
-            ):
-                counts = mem.import_(lines)
-    main_tables = ("memories", "events", "vectors")
-    others = {name: n for name, n in counts.items() if name not in main_tables}
-    more = f" and {sum(others.values())} rows of {len(others)} other tables" if others else ""
-    click.echo(
-        f"imported {counts.get('memories', 0)} memories, {counts.get('events', 0)} events, "
-        f"{counts.get('vectors', 0)} vectors{more}"
-    )
-
-
 @main.command()
 @scope_option
 @cwd_option
@@ -485,6 +456,7 @@ def _load_plugins() -> None:
         cli_bench,
         cli_code,
         cli_demo,
+        cli_import,
         cli_lessons,
         cli_mcp,
         cli_migrate,
@@ -501,6 +473,7 @@ def _load_plugins() -> None:
     register(cli_mcp.serve_command)
     register(cli_store.export_cmd)
     register(cli_store.check_cmd)
+    register(cli_import.import_cmd)
     for command in cli_sessions.COMMANDS:
         register(command)
     for command in cli_code.COMMANDS:

@@ -19,7 +19,7 @@ import click
 
 from cairn.adapters.cli import emit_json, json_option, opened, reports_errors, store_location
 from cairn.config import Settings
-from cairn.errors import CairnError, StoreCorrupt
+from cairn.errors import CairnError, InvalidInput, StoreCorrupt
 from cairn.integrity import SalvageReport, check_store, is_postgres, salvage_export
 
 EXIT_DAMAGED = 2
@@ -67,14 +67,37 @@ def _count(n: int, noun: str) -> str:
 
 @click.command("export")
 @click.argument("path", type=click.Path(dir_okay=False, allow_dash=True), default="-")
+@click.option(
+    "--to",
+    "target",
+    type=click.Choice(["agent-files"]),
+    help="Write the scope's pinned constraints, instructions and preferences into the agent "
+    "file PATH of the checkout (default AGENTS.md) between cairn's markers.",
+)
+@click.option("--scope", help="Scope as kind:id (default: the checkout's); with --to.")
+@click.option("--cwd", type=click.Path(file_okay=False), help="The checkout; with --to.")
 @json_option
 @click.pass_context
 @reports_errors
-def export_cmd(ctx: click.Context, /, path: str, as_json: bool) -> None:
-    """Write the whole store (history, events, vectors, sessions, ...) as JSON Lines to PATH.
+def export_cmd(
+    ctx: click.Context,
+    /,
+    path: str,
+    target: str | None,
+    scope: str | None,
+    cwd: str | None,
+    as_json: bool,
+) -> None:
+    """Write the whole store (history, events, vectors, sessions, ...) as JSON Lines to PATH,
+    or (--to agent-files) the scope's pinned rules into an agent file.
 
     From a damaged SQLite store it writes every row it can read and reports how many it could
     not (on stderr; as JSON with --json), exiting 2."""
+    if target is not None:
+        _export_agent_file(ctx, "AGENTS.md" if path == "-" else path, scope, cwd, as_json)
+        return
+    if scope is not None or cwd is not None:
+        raise InvalidInput("--scope and --cwd go with --to agent-files.")
     location = store_location(ctx)
     if is_postgres(location):
         with opened(ctx) as mem, _output(path) as out:
@@ -104,6 +127,18 @@ def export_cmd(ctx: click.Context, /, path: str, as_json: bool) -> None:
         sys.exit(EXIT_DAMAGED)
     if not as_json and path != "-":
         click.echo(f"exported {report.lines} lines to {where}", err=True)
+
+
+def _export_agent_file(
+    ctx: click.Context, path: str, scope: str | None, cwd: str | None, as_json: bool
+) -> None:
+    with opened(ctx) as mem:
+        done = mem.export_agent_file(path, scope=scope, cwd=cwd)
+    if as_json:
+        emit_json(done)
+        return
+    state = "written to" if done.changed else "already up to date in"
+    click.echo(f"{done.memories} pinned rules {state} {done.path}")
 
 
 def _prepare(ctx: click.Context) -> None:
