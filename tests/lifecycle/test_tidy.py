@@ -180,3 +180,21 @@ def test_the_skills_folder_comes_from_settings_too(
             mem.remember(text, type="lesson", cwd=checkout, dedup=False)
         skill = by_kind(mem.tidy(cwd=checkout), "skill")[0]
     assert skill.detail["path"].startswith("notes/skills/")
+
+
+def test_a_store_of_near_identical_memories_gets_a_bounded_set_of_proposals(mem: Cairn) -> None:
+    # Every pair of these is alike; unbounded, 60 memories would make 1,770 pair proposals.
+    for i in range(60):
+        mem.remember(
+            f"The nightly export job for region {i} writes its report to the shared reports "
+            "bucket and mails the on-call engineer.",
+            type="fact", scope=SCOPE, dedup=False,
+        )  # fmt: skip
+    proposals = [p for p in mem.tidy(scope=SCOPE) if p.kind in {"merge", "update", "contradiction"}]
+    assert proposals, "near-identical memories are still proposed"
+    per_memory: dict[str, int] = {}
+    for proposal in proposals:
+        for ref in proposal.refs:
+            per_memory[ref] = per_memory.get(ref, 0) + 1
+    assert max(per_memory.values()) <= 3  # MAX_PAIRS_PER_MEMORY
+    assert len(proposals) <= 90
