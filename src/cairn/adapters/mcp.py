@@ -80,6 +80,9 @@ a memory in full with its history. A call's scope is its scope argument, else it
 repository, else its session's, else your client's first root; cwd must be absolute (a
 relative one is resolved against your first root, or refused)."""
 
+# How often a long tool call tells a client with a progress token that it is still working.
+PROGRESS_EVERY_SECONDS = 1.0
+
 
 @dataclass(frozen=True, slots=True)
 class Where:
@@ -129,7 +132,9 @@ class Binding:
         embedder: Embedder | None = None,
         clock: Clock = system_clock,
         cwd: str | Path | None = None,
+        progress_every: float = PROGRESS_EVERY_SECONDS,
     ) -> None:
+        self.progress_every = progress_every
         self._opener: StoreOpener | None = store if callable(store) else None
         self._store: Store | None = None if callable(store) else store
         self.settings = settings
@@ -199,7 +204,7 @@ class Binding:
             return action(self.cairn_for(*identity), cwd)
 
         try:
-            result = await anyio.to_thread.run_sync(run)
+            result = await with_progress(ctx, run, self.progress_every)
         except CairnError as exc:
             return error_result(exc.message, exc.as_dict())
         except sqlite3.DatabaseError as exc:
@@ -213,6 +218,38 @@ class Binding:
             content=[types.TextContent(type="text", text=render(result))],
             structured_content=structured(result),
         )
+
+
+async def with_progress(ctx: Context[Any, Any], work: Callable[[], T], every: float) -> T:
+    """Run `work` on a worker thread; while it runs, tell a client that sent a progress token
+    how long it has been working, every `every` seconds (a no-op for a client that sent none).
+
+    A tool call can take seconds (a large batch `remember`, `tidy` over a big scope, the first
+    store migration); without a sign of life a client may give up on it and retry the write.
+    """
+    outcome: list[T] = []
+    failure: list[Exception] = []
+
+    async def beat() -> None:
+        ticks = 0
+        while True:
+            await anyio.sleep(every)
+            ticks += 1
+            await ctx.report_progress(ticks, None, f"working ({ticks * every:.0f} s)")
+
+    async def attempt() -> None:
+        try:
+            outcome.append(await anyio.to_thread.run_sync(work))
+        except Exception as exc:  # noqa: BLE001 - handed back to the caller unchanged below
+            failure.append(exc)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(beat)
+        await attempt()
+        group.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+    return outcome[0]
 
 
 def _absolute(cwd: str | None) -> bool:
