@@ -6,6 +6,7 @@ captured stderr gets one line saying what ran, never a stream of redraws.
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
@@ -49,3 +50,37 @@ def _advancing(source: IO[str], total: int, label: str) -> Generator[str, None, 
 def say(message: str) -> None:
     """One progress line on stderr, so that it never mixes with a command's output."""
     click.echo(message, err=True)
+
+
+class _CountingWriter(io.TextIOBase):
+    """Writes through to `out`, advancing a bar by the lines written. The bar is drawn only on
+    a terminal, from the first write on: an export's stderr elsewhere (a log, an agent's
+    captured output) stays exactly its summary or its one error line."""
+
+    def __init__(self, out: IO[str], total_lines: int, label: str) -> None:
+        super().__init__()
+        self._out, self._total, self._label = out, max(total_lines, 1), label
+        self.bar: ProgressBar[int] | None = None
+
+    def write(self, text: str) -> int:
+        written = self._out.write(text)
+        if self.bar is None and sys.stderr.isatty():
+            self.bar = click.progressbar(length=self._total, label=self._label, file=sys.stderr)
+            self.bar.__enter__()
+        if self.bar is not None:
+            self.bar.update(text.count("\n"))
+        return written
+
+    def flush(self) -> None:
+        self._out.flush()
+
+
+@contextmanager
+def writing_with_progress(out: IO[str], total_lines: int, label: str) -> Iterator[IO[str]]:
+    """`out`, with a bar on stderr that counts the lines written against `total_lines`."""
+    writer = _CountingWriter(out, total_lines, label)
+    try:
+        yield writer  # type: ignore[misc]
+    finally:
+        if writer.bar is not None:
+            writer.bar.__exit__(None, None, None)

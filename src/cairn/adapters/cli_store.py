@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,7 +19,9 @@ from typing import IO
 import click
 
 from cairn.adapters.cli import emit_json, json_option, opened, reports_errors, store_location
+from cairn.adapters.cli_progress import writing_with_progress
 from cairn.config import Settings
+from cairn.core import Cairn
 from cairn.errors import CairnError, InvalidInput, StoreCorrupt
 from cairn.integrity import SalvageReport, check_store, is_postgres, salvage_export
 
@@ -101,11 +104,13 @@ def export_cmd(
     location = store_location(ctx)
     if is_postgres(location):
         with opened(ctx) as mem, _output(path) as out:
-            report = SalvageReport(mem.export(out), 0, [], {})
+            total = _rows(mem)
+            with writing_with_progress(out, total, "exporting") as counted:
+                report = SalvageReport(mem.export(counted), 0, [], {})
     else:
-        _prepare(ctx)
-        with _output(path) as out:
-            report = salvage_export(location, out)
+        total = _prepare(ctx)
+        with _output(path) as out, writing_with_progress(out, total, "exporting") as counted:
+            report = salvage_export(location, counted)
     summary = {
         "path": path,
         "lines": report.lines,
@@ -141,14 +146,24 @@ def _export_agent_file(
     click.echo(f"{done.memories} pinned rules {state} {done.path}")
 
 
-def _prepare(ctx: click.Context) -> None:
-    """Open the SQLite store as every command does (creating or migrating it); one too
-    damaged to open is left to the salvage, which reads what it can."""
+def _prepare(ctx: click.Context) -> int:
+    """Open the SQLite store as every command does (creating or migrating it) and count its
+    rows for the progress bar; one too damaged to open is left to the salvage, which reads
+    what it can (0: the bar then shows no total)."""
     try:
-        with opened(ctx):
-            pass
+        with opened(ctx) as mem:
+            return _rows(mem)
     except StoreCorrupt:
-        return
+        return 0
+
+
+def _rows(mem: Cairn) -> int:
+    """Lines an export will write: one per row, plus its header and sequences lines."""
+    store = mem.store
+    try:
+        return 2 + sum(store.count_rows(name) for name in store.table_names())
+    except (CairnError, sqlite3.DatabaseError):
+        return 0  # a damaged table: the salvage counts what it reads, the bar shows no total
 
 
 @contextmanager
