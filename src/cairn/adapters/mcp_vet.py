@@ -46,7 +46,8 @@ class Flaw:
 
 
 def escape_surrogates(text: str) -> str:
-    """`text` with any lone surrogate written as `\\udXXX`, so it can be encoded and stored."""
+    """`text` with any lone surrogate written as a backslash escape (`\\ud800`), so it can
+    be encoded and stored."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 

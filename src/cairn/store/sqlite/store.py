@@ -44,13 +44,13 @@ from cairn.store.sqlite.rows import (
     new_memory_params,
 )
 from cairn.store.sqlite.sessions import SessionRows
+from cairn.store.sqlite.sql import chunks, filter_sql, marks, match_expression
 from cairn.store.sqlite.vectors import VectorIndex
 from cairn.timeutil import to_micros
 
 # Changing these columns changes what the dense filter admits, so the vector cache reloads.
 _FILTERED_COLUMNS = frozenset({"status", "until", "type", "occurred_at", "written_at"})
 _STATS_CACHE_MAX = 50_000
-_CHUNK = 500  # keeps `IN (...)` lists under SQLite's variable limit
 # Which lexical candidates make the pool: FTS5's bm25 with the ranking layer's field weights
 # (content, tags, source_ref, reason, context), so a word found only among a memory's
 # neighbours does not crowd out memories holding it themselves.
@@ -124,9 +124,9 @@ class SqliteStore(
 
     def get_events(self, ids: Sequence[int]) -> list[Event]:
         found: dict[int, Event] = {}
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             rows = self._db.get().execute(
-                f"SELECT {EVENT_COLUMNS} FROM events WHERE id IN ({_marks(chunk)})", chunk
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE id IN ({marks(chunk)})", chunk
             )
             found.update((row[0], event_from_row(row)) for row in rows)
         return [found[i] for i in ids if i in found]
@@ -135,11 +135,11 @@ class SqliteStore(
         self, memory_ids: Sequence[int], *, limit: int
     ) -> dict[int, list[Event]]:
         found: dict[int, list[Event]] = {}
-        for chunk in _chunks(memory_ids):
+        for chunk in chunks(memory_ids):
             rows = self._db.get().execute(
                 f"SELECT {EVENT_COLUMNS} FROM (SELECT {EVENT_COLUMNS}, row_number() OVER "
                 "(PARTITION BY memory_id ORDER BY id DESC) AS n FROM events "
-                f"WHERE memory_id IN ({_marks(chunk)})) WHERE n <= ? ORDER BY memory_id, id DESC",
+                f"WHERE memory_id IN ({marks(chunk)})) WHERE n <= ? ORDER BY memory_id, id DESC",
                 (*chunk, limit),
             )
             for row in rows:
@@ -166,7 +166,7 @@ class SqliteStore(
         columns = ", ".join(params)
         with self._db.transaction() as conn:
             cur = conn.execute(
-                f"INSERT INTO memories ({columns}) VALUES ({_marks(list(params))})",
+                f"INSERT INTO memories ({columns}) VALUES ({marks(list(params))})",
                 list(params.values()),
             )
             memory_id = int(cur.lastrowid or 0)
@@ -190,9 +190,9 @@ class SqliteStore(
 
     def get_memories(self, ids: Sequence[int]) -> list[Memory]:
         found: dict[int, Memory] = {}
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             rows = self._db.get().execute(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({_marks(chunk)})", chunk
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks(chunk)})", chunk
             )
             found.update((row[0], memory_from_row(row)) for row in rows)
         return [found[i] for i in ids if i in found]
@@ -234,19 +234,19 @@ class SqliteStore(
 
     def touch(self, memory_ids: Sequence[int], at: datetime) -> None:
         with self._db.transaction() as conn:
-            for chunk in _chunks(memory_ids):
+            for chunk in chunks(memory_ids):
                 conn.execute(
                     "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
-                    f"WHERE id IN ({_marks(chunk)})",
+                    f"WHERE id IN ({marks(chunk)})",
                     (to_micros(at), *chunk),
                 )
 
     def filter_ids(self, filt: MemoryFilter, ids: Sequence[int]) -> set[int]:
-        where, params = _filter_sql(filt)
+        where, params = filter_sql(filt)
         allowed: set[int] = set()
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             rows = self._db.get().execute(
-                f"SELECT m.id FROM memories m WHERE {where} AND m.id IN ({_marks(chunk)})",
+                f"SELECT m.id FROM memories m WHERE {where} AND m.id IN ({marks(chunk)})",
                 (*params, *chunk),
             )
             allowed.update(row[0] for row in rows)
@@ -263,7 +263,7 @@ class SqliteStore(
         sql = f"SELECT {column}, count(*) FROM memories"
         params: tuple[str, ...] = ()
         if scopes is not None:
-            sql += f" WHERE scope IN ({_marks(list(scopes))})"
+            sql += f" WHERE scope IN ({marks(list(scopes))})"
             params = tuple(scopes)
         rows = self._db.get().execute(sql + f" GROUP BY {column}", params)
         return {str(key): int(count) for key, count in rows}
@@ -292,10 +292,10 @@ class SqliteStore(
 
     def get_vectors(self, ids: Sequence[int], identity: str) -> dict[int, Vector]:
         found: dict[int, Vector] = {}
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             rows = self._db.get().execute(
                 f"SELECT memory_id, vector FROM vectors WHERE identity = ? "
-                f"AND memory_id IN ({_marks(chunk)})",
+                f"AND memory_id IN ({marks(chunk)})",
                 (identity, *chunk),
             )
             for memory_id, blob in rows:
@@ -311,7 +311,7 @@ class SqliteStore(
     def _tagged_ids(self, filt: MemoryFilter) -> set[int]:
         tags = list(filt.tags or ())
         rows = self._db.get().execute(
-            f"SELECT memory_id FROM memory_tags WHERE tag IN ({_marks(tags)})", tags
+            f"SELECT memory_id FROM memory_tags WHERE tag IN ({marks(tags)})", tags
         )
         return {row[0] for row in rows}
 
@@ -325,7 +325,7 @@ class SqliteStore(
         where = "m.status != 'purged' AND (v.identity IS NULL OR v.identity != ?)"
         params: list[Any] = [identity]
         if scopes is not None:
-            where += f" AND m.scope IN ({_marks(list(scopes))})"
+            where += f" AND m.scope IN ({marks(list(scopes))})"
             params.extend(scopes)
         sql = f"FROM memories m LEFT JOIN vectors v ON v.memory_id = m.id WHERE {where}"
         conn = self._db.get()
@@ -373,7 +373,7 @@ class SqliteStore(
     ) -> list[LexicalRow]:
         if not terms:
             return []
-        where, params = _filter_sql(filt)
+        where, params = filter_sql(filt)
         # Rank ids alone, then read the text of the winners: sorting every match with its
         # fields in tow costs more than the second lookup.
         rows = self._db.get().execute(
@@ -381,7 +381,7 @@ class SqliteStore(
             "WHERE rowid IN (SELECT lexical.rowid FROM lexical JOIN memories m "
             f"ON m.id = lexical.rowid WHERE lexical MATCH ? AND {where} "
             f"ORDER BY {_POOL_RANK} LIMIT ?)",
-            (_match_expression(terms), *params, limit),
+            (match_expression(terms), *params, limit),
         )
         return [LexicalRow(row[0], LexicalDoc(*row[1:])) for row in rows]
 
@@ -391,7 +391,7 @@ class SqliteStore(
         Counting a common term's documents walks its whole FTS5 doclist (tens of ms at 10k
         memories), and the same words recur across recalls; the cache is keyed by the store's
         `epoch` and `lexgen` counters, which other processes' writes bump too."""
-        where, params = _filter_sql(filt)
+        where, params = filter_sql(filt)
         conn = self._db.get()
         cache = self._stats_cache_for(conn)
         averages = cache.get((filt, None))
@@ -410,7 +410,7 @@ class SqliteStore(
                 count = conn.execute(
                     "SELECT count(*) FROM lexical JOIN memories m ON m.id = lexical.rowid "
                     f"WHERE lexical MATCH ? AND {where}",
-                    (_match_expression([term]), *params),
+                    (match_expression([term]), *params),
                 ).fetchone()[0]
                 cache[(filt, term)] = count
             frequencies[term] = int(count)
@@ -428,7 +428,7 @@ class SqliteStore(
         params = full_memory_params(memory)
         with self._db.transaction() as conn:
             conn.execute(
-                f"INSERT INTO memories ({', '.join(params)}) VALUES ({_marks(list(params))})",
+                f"INSERT INTO memories ({', '.join(params)}) VALUES ({marks(list(params))})",
                 list(params.values()),
             )
             self._write_tags(memory.id, memory.tags)
@@ -465,47 +465,3 @@ class SqliteStore(
             except OSError:
                 continue
         return total
-
-
-def _filter_sql(filt: MemoryFilter) -> tuple[str, tuple[Any, ...]]:
-    clauses = [f"m.scope IN ({_marks(list(filt.scopes))})"]
-    params: list[Any] = list(filt.scopes)
-    if filt.as_of is None:
-        clauses.append(f"m.status IN ({_marks(list(filt.statuses))}) AND m.until IS NULL")
-        params.extend(filt.statuses)
-    else:
-        moment = to_micros(filt.as_of)
-        clauses.append(
-            "m.status != 'purged' AND m.written_at <= ? AND (m.until IS NULL OR m.until > ?)"
-        )
-        params.extend([moment, moment])
-    if filt.types is not None:
-        clauses.append(f"m.type IN ({_marks(list(filt.types))})")
-        params.extend(filt.types)
-    if filt.tags is not None:
-        clauses.append(
-            f"m.id IN (SELECT memory_id FROM memory_tags WHERE tag IN ({_marks(list(filt.tags))}))"
-        )
-        params.extend(filt.tags)
-    if filt.since is not None:
-        clauses.append("m.occurred_at >= ?")
-        params.append(to_micros(filt.since))
-    if filt.until is not None:
-        clauses.append("m.occurred_at <= ?")
-        params.append(to_micros(filt.until))
-    return " AND ".join(clauses), tuple(params)
-
-
-def _match_expression(terms: Sequence[str]) -> str:
-    # Terms are analysed words; quoting keeps FTS5 from reading any of them as operators.
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in dict.fromkeys(terms))
-
-
-def _marks(values: Sequence[object]) -> str:
-    return ", ".join("?" for _ in values)
-
-
-def _chunks(ids: Sequence[int]) -> Iterator[list[int]]:
-    items = list(ids)
-    for start in range(0, len(items), _CHUNK):
-        yield items[start : start + _CHUNK]
