@@ -16,6 +16,7 @@ from cairn.code.records import ActRow, BranchGoal, BriefSession, CitationRow, Ne
 from cairn.models import Event, Memory
 from cairn.store.sqlite.connection import Connections
 from cairn.store.sqlite.rows import EVENT_COLUMNS, MEMORY_COLUMNS, event_from_row, memory_from_row
+from cairn.store.sqlite.sql import chunks, marks
 from cairn.timeutil import from_micros, to_micros
 
 CITATION_COLUMNS = (
@@ -24,7 +25,6 @@ CITATION_COLUMNS = (
 )
 ACT_COLUMNS = "id, scope, kind, subject, at, integration, effects, detail, undone_at"
 PROPOSAL_COLUMNS = "id, scope, kind, key, memory_ids, payload, status, created_at, decided_at"
-_CHUNK = 500
 _CURRENT = "m.until IS NULL AND m.status IN ('active', 'resting')"
 
 
@@ -53,10 +53,9 @@ class CodeRows:
     def get_citations(self, memory_ids: Sequence[int]) -> dict[int, CitationRow]:
         found: dict[int, CitationRow] = {}
         ids = list(memory_ids)
-        for start in range(0, len(ids), _CHUNK):
-            chunk = ids[start : start + _CHUNK]
+        for chunk in chunks(ids):
             rows = self._db.get().execute(
-                f"SELECT {CITATION_COLUMNS} FROM citations WHERE memory_id IN ({_marks(chunk)})",
+                f"SELECT {CITATION_COLUMNS} FROM citations WHERE memory_id IN ({marks(chunk)})",
                 chunk,
             )
             found.update((row[0], _citation(row)) for row in rows.fetchall())
@@ -132,8 +131,8 @@ class CodeRows:
         self, scopes: Sequence[str], branch: str, types: Sequence[str], limit: int
     ) -> list[Memory]:
         rows = self._db.get().execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope IN ({_marks(scopes)}) "
-            f"AND m.branch = ? AND m.type IN ({_marks(types)}) AND m.status = 'active' "
+            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope IN ({marks(scopes)}) "
+            f"AND m.branch = ? AND m.type IN ({marks(types)}) AND m.status = 'active' "
             "AND m.until IS NULL ORDER BY m.written_at DESC, m.id DESC LIMIT ?",
             (*scopes, branch, *types, limit),
         )
@@ -207,7 +206,7 @@ class CodeRows:
     def events_of_kind(self, kinds: Sequence[str], scopes: Sequence[str] | None) -> list[Event]:
         where, params = _scoped("scope", scopes)
         rows = self._db.get().execute(
-            f"SELECT {EVENT_COLUMNS} FROM events WHERE kind IN ({_marks(kinds)}) AND {where} "
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE kind IN ({marks(kinds)}) AND {where} "
             "ORDER BY id",
             (*kinds, *params),
         )
@@ -234,7 +233,7 @@ class CodeRows:
 
     def acts_in(self, scope: str, kinds: Sequence[str], limit: int) -> list[ActRow]:
         rows = self._db.get().execute(
-            f"SELECT {ACT_COLUMNS} FROM acts WHERE scope = ? AND kind IN ({_marks(kinds)}) "
+            f"SELECT {ACT_COLUMNS} FROM acts WHERE scope = ? AND kind IN ({marks(kinds)}) "
             "ORDER BY id DESC LIMIT ?",
             (scope, *kinds, limit),
         )
@@ -248,7 +247,7 @@ class CodeRows:
     def idle_memories(self, scopes: Sequence[str], before: datetime) -> list[Memory]:
         moment = to_micros(before)
         rows = self._db.get().execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope IN ({_marks(scopes)}) "
+            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.scope IN ({marks(scopes)}) "
             "AND m.status = 'active' AND m.until IS NULL AND m.pinned = 0 "
             "AND m.type != 'preference' AND m.written_at < ? "
             "AND (m.last_cited_at IS NULL OR m.last_cited_at < ?) ORDER BY m.id",
@@ -265,13 +264,13 @@ class CodeRows:
         limit: int = 2000,
     ) -> list[Memory]:
         clauses = [
-            f"m.scope IN ({_marks(scopes)})",
+            f"m.scope IN ({marks(scopes)})",
             "m.until IS NULL",
-            f"m.status IN ({_marks(statuses)})",
+            f"m.status IN ({marks(statuses)})",
         ]
         params: list[Any] = [*scopes, *statuses]
         if types is not None:
-            clauses.append(f"m.type IN ({_marks(types)})")
+            clauses.append(f"m.type IN ({marks(types)})")
             params.extend(types)
         rows = self._db.get().execute(
             f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {' AND '.join(clauses)} "
@@ -349,7 +348,7 @@ class CodeRows:
     def proposals(self, scope: str, statuses: Sequence[str]) -> list[ProposalRow]:
         rows = self._db.get().execute(
             f"SELECT {PROPOSAL_COLUMNS} FROM tidy_proposals WHERE scope = ? "
-            f"AND status IN ({_marks(statuses)}) ORDER BY id",
+            f"AND status IN ({marks(statuses)}) ORDER BY id",
             (scope, *statuses),
         )
         return [_proposal(row) for row in rows.fetchall()]
@@ -395,15 +394,11 @@ def _proposal(row: tuple[Any, ...]) -> ProposalRow:
 def _scoped(column: str, scopes: Sequence[str] | None) -> tuple[str, tuple[Any, ...]]:
     if scopes is None:
         return "1 = 1", ()
-    return f"{column} IN ({_marks(scopes)})", tuple(scopes)
+    return f"{column} IN ({marks(scopes)})", tuple(scopes)
 
 
 def _prefixed(columns: str, alias: str) -> str:
     return ", ".join(f"{alias}.{c.strip()}" for c in columns.split(","))
-
-
-def _marks(values: Sequence[object]) -> str:
-    return ", ".join("?" for _ in values)
 
 
 def _dump(value: Any) -> str:

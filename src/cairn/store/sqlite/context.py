@@ -25,10 +25,9 @@ import numpy as np
 from cairn.embeddings.base import Vector
 from cairn.store.base import MemoryFilter
 from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections
+from cairn.store.sqlite.sql import chunks, marks
 from cairn.store.sqlite.vectors import _append, _Block, _mask, _top_k
 from cairn.timeutil import from_micros
-
-_CHUNK = 500
 
 
 @dataclass
@@ -93,7 +92,7 @@ class WindowIndex:
             "SELECT m.id, coalesce(w.vector, v.vector), m.status, m.type, m.written_at, "
             "m.occurred_at, m.until FROM vectors v CROSS JOIN memories m ON m.id = v.memory_id "
             "LEFT JOIN windows w ON w.memory_id = v.memory_id AND w.identity = v.identity "
-            f"WHERE v.identity = ? AND v.memory_id > ? AND m.scope IN ({_marks(scopes)}) "
+            f"WHERE v.identity = ? AND v.memory_id > ? AND m.scope IN ({marks(scopes)}) "
             "ORDER BY v.memory_id",
             (identity, known, *scopes),
         ).fetchall()
@@ -137,10 +136,10 @@ class ContextRows:
 
     def session_windows(self, memory_ids: Sequence[int], reach: int) -> dict[int, tuple[int, ...]]:
         found: dict[int, list[int]] = {}
-        for chunk in _chunks(memory_ids):
+        for chunk in _unique_chunks(memory_ids):
             rows = self._db.get().execute(
                 "WITH targets AS (SELECT id, scope, session_id FROM memories "
-                f"WHERE id IN ({_marks(chunk)})), "
+                f"WHERE id IN ({marks(chunk)})), "
                 "ordered AS (SELECT m.id, m.scope, m.session_id, row_number() OVER "
                 "(PARTITION BY m.scope, m.session_id ORDER BY m.id) AS pos FROM memories m "
                 "JOIN (SELECT DISTINCT scope, session_id FROM targets "
@@ -162,9 +161,9 @@ class ContextRows:
 
     def _existing(self, memory_ids: Sequence[int]) -> list[int]:
         out: list[int] = []
-        for chunk in _chunks(memory_ids):
+        for chunk in _unique_chunks(memory_ids):
             rows = self._db.get().execute(
-                f"SELECT id FROM memories WHERE id IN ({_marks(chunk)})", chunk
+                f"SELECT id FROM memories WHERE id IN ({marks(chunk)})", chunk
             )
             out.extend(row[0] for row in rows)
         return out
@@ -200,7 +199,7 @@ class ContextRows:
         if filt.tags is not None:
             tags = list(filt.tags)
             rows = conn.execute(
-                f"SELECT memory_id FROM memory_tags WHERE tag IN ({_marks(tags)})", tags
+                f"SELECT memory_id FROM memory_tags WHERE tag IN ({marks(tags)})", tags
             )
             allowed = {row[0] for row in rows}
         return self._window_index().similarities(conn, filt, identity, vector, k, include, allowed)
@@ -216,18 +215,13 @@ class ContextRows:
 
     def occurred_times(self, memory_ids: Sequence[int]) -> dict[int, datetime]:
         found: dict[int, datetime] = {}
-        for chunk in _chunks(memory_ids):
+        for chunk in _unique_chunks(memory_ids):
             rows = self._db.get().execute(
-                f"SELECT id, occurred_at FROM memories WHERE id IN ({_marks(chunk)})", chunk
+                f"SELECT id, occurred_at FROM memories WHERE id IN ({marks(chunk)})", chunk
             )
             found.update((memory_id, from_micros(at)) for memory_id, at in rows)
         return found
 
 
-def _marks(values: Sequence[object]) -> str:
-    return ", ".join("?" for _ in values)
-
-
-def _chunks(ids: Sequence[int]) -> list[list[int]]:
-    items = list(dict.fromkeys(ids))
-    return [items[start : start + _CHUNK] for start in range(0, len(items), _CHUNK)]
+def _unique_chunks(ids: Sequence[int]) -> list[list[int]]:
+    return list(chunks(list(dict.fromkeys(ids))))

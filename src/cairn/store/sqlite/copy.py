@@ -20,6 +20,7 @@ from typing import Any
 from cairn.errors import InvalidInput
 from cairn.store.base import LEXICAL_FIELDS
 from cairn.store.sqlite.connection import Connections
+from cairn.store.sqlite.sql import chunks
 from cairn.store.tables import (
     TABLES,
     Table,
@@ -34,7 +35,6 @@ from cairn.store.tables import (
 from cairn.timeutil import from_micros, to_micros
 
 _PAGE = 1000
-_CHUNK = 500
 # Physical names where they differ from the neutral ones.
 _PHYSICAL = {("lexical", "memory_id"): "rowid"}
 # Tables whose changes the in-process vector caches must notice.
@@ -194,8 +194,7 @@ def _load_lexical(conn: sqlite3.Connection, values: list[list[Any]]) -> None:
 
 
 def _write_tags(conn: sqlite3.Connection, ids: list[int]) -> None:
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start : start + _CHUNK]
+    for chunk in chunks(ids):
         marks = ", ".join("?" for _ in chunk)
         conn.execute(
             "INSERT OR IGNORE INTO memory_tags (memory_id, tag) SELECT m.id, t.value"

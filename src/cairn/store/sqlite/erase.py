@@ -28,8 +28,7 @@ from collections.abc import Sequence
 
 from cairn.errors import StoreBusy, StoreError
 from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections
-
-_CHUNK = 500
+from cairn.store.sqlite.sql import chunks
 
 
 class EraseRows:
@@ -40,8 +39,7 @@ class EraseRows:
         if not ids:
             return
         with self._db.transaction() as conn:
-            for start in range(0, len(ids), _CHUNK):
-                chunk = ids[start : start + _CHUNK]
+            for chunk in chunks(ids):
                 marks = ", ".join("?" for _ in chunk)
                 for table, column in _PER_MEMORY:
                     conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)

@@ -15,6 +15,7 @@ from cairn.code.records import CitationRow
 from cairn.lessons.models import GivenLesson, LessonSession, MuteRule
 from cairn.store.sqlite.code import CITATION_COLUMNS, _citation, _prefixed
 from cairn.store.sqlite.connection import Connections
+from cairn.store.sqlite.sql import marks
 from cairn.timeutil import from_micros, to_micros
 
 MUTE_COLUMNS = "id, scope, kind, value, created_at, integration"
@@ -34,14 +35,14 @@ class LessonRows:
         matches = ["c.path GLOB '*[*?[]*'"]
         params: list[Any] = list(scopes)
         if paths:
-            matches.append(f"c.path IN ({_marks(paths)})")
+            matches.append(f"c.path IN ({marks(paths)})")
             params.extend(paths)
         for directory in dirs:
             matches.append("substr(c.path, 1, ?) = ?")
             params.extend([len(directory) + 1, directory + "/"])
         rows = self._db.get().execute(
             f"SELECT {_prefixed(CITATION_COLUMNS, 'c')} FROM citations c "
-            f"JOIN memories m ON m.id = c.memory_id WHERE m.scope IN ({_marks(scopes)}) "
+            f"JOIN memories m ON m.id = c.memory_id WHERE m.scope IN ({marks(scopes)}) "
             f"AND {_CURRENT} AND c.path IS NOT NULL AND ({' OR '.join(matches)}) "
             "ORDER BY c.memory_id",
             params,
@@ -95,8 +96,7 @@ class LessonRows:
 
     def mute_rules(self, scopes: Sequence[str]) -> list[MuteRule]:
         rows = self._db.get().execute(
-            f"SELECT {MUTE_COLUMNS} FROM lesson_mutes WHERE scope IN ({_marks(scopes)}) "
-            "ORDER BY id",
+            f"SELECT {MUTE_COLUMNS} FROM lesson_mutes WHERE scope IN ({marks(scopes)}) ORDER BY id",
             list(scopes),
         )
         return [_mute(row) for row in rows.fetchall()]
@@ -155,7 +155,3 @@ def _mute(row: tuple[Any, ...]) -> MuteRule:
 
 def _opt(micros: int | None) -> datetime | None:
     return None if micros is None else from_micros(micros)
-
-
-def _marks(values: Sequence[object]) -> str:
-    return ", ".join("?" for _ in values)

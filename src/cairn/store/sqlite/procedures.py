@@ -7,7 +7,7 @@ a procedure always comes back with its three most recent contributions, newest f
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +18,7 @@ from cairn.errors import InvalidInput
 from cairn.models import Contribution, ProcedureEvidence
 from cairn.sessions.models import TALLIES, NewProcedure, Procedure
 from cairn.store.sqlite.connection import Connections
+from cairn.store.sqlite.sql import chunks, marks
 from cairn.timeutil import from_micros, to_micros
 
 PROCEDURE_COLUMNS = (
@@ -26,7 +27,6 @@ PROCEDURE_COLUMNS = (
 )
 PROCEDURE_UPDATABLE = frozenset({"outcome", "outcome_summary", "updated_at"})
 CONTRIBUTIONS_SHOWN = 3
-_CHUNK = 500
 
 
 class ProcedureRows:
@@ -57,10 +57,10 @@ class ProcedureRows:
 
     def get_procedures(self, ids: Sequence[int]) -> list[Procedure]:
         rows: list[tuple[Any, ...]] = []
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             rows.extend(
                 self._db.get().execute(
-                    f"SELECT {PROCEDURE_COLUMNS} FROM procedures WHERE id IN ({_marks(chunk)})",
+                    f"SELECT {PROCEDURE_COLUMNS} FROM procedures WHERE id IN ({marks(chunk)})",
                     chunk,
                 )
             )
@@ -71,7 +71,7 @@ class ProcedureRows:
         self, scopes: Sequence[str], *, as_of: datetime | None, limit: int
     ) -> list[Procedure]:
         """The scopes' procedures, most recently updated first (written by `as_of` when set)."""
-        sql = f"SELECT {PROCEDURE_COLUMNS} FROM procedures WHERE scope IN ({_marks(scopes)})"
+        sql = f"SELECT {PROCEDURE_COLUMNS} FROM procedures WHERE scope IN ({marks(scopes)})"
         params: list[Any] = list(scopes)
         if as_of is not None:
             sql += " AND written_at <= ?"
@@ -148,10 +148,10 @@ class ProcedureRows:
 
     def get_procedure_vectors(self, ids: Sequence[int], identity: str) -> dict[int, Vector]:
         found: dict[int, Vector] = {}
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             rows = self._db.get().execute(
                 "SELECT procedure_id, vector FROM procedure_vectors WHERE identity = ? "
-                f"AND procedure_id IN ({_marks(chunk)})",
+                f"AND procedure_id IN ({marks(chunk)})",
                 (identity, *chunk),
             )
             for procedure_id, blob in rows:
@@ -161,10 +161,10 @@ class ProcedureRows:
     def _with_contributions(self, rows: Sequence[tuple[Any, ...]]) -> list[Procedure]:
         ids = [row[0] for row in rows]
         recent: dict[int, list[Contribution]] = {}
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             found = self._db.get().execute(
                 "SELECT procedure_id, effect, contribution, outcome, outcome_summary, occurred_at "
-                f"FROM procedure_contributions WHERE procedure_id IN ({_marks(chunk)}) "
+                f"FROM procedure_contributions WHERE procedure_id IN ({marks(chunk)}) "
                 "ORDER BY procedure_id, occurred_at DESC, id DESC",
                 chunk,
             )
@@ -213,13 +213,3 @@ def _procedure(row: tuple[Any, ...], contributions: Sequence[Contribution]) -> P
 
 def _dump(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-
-
-def _marks(values: Sequence[object]) -> str:
-    return ", ".join("?" for _ in values)
-
-
-def _chunks(ids: Sequence[Any]) -> Iterator[list[Any]]:
-    items = list(ids)
-    for start in range(0, len(items), _CHUNK):
-        yield items[start : start + _CHUNK]

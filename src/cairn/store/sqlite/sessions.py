@@ -9,7 +9,7 @@ backend it only persists and looks up; the rules (who may commit, what feedback 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +25,7 @@ from cairn.sessions.models import (
 )
 from cairn.store.sqlite.connection import Connections
 from cairn.store.sqlite.rows import EVENT_COLUMNS, MEMORY_COLUMNS, event_from_row, memory_from_row
+from cairn.store.sqlite.sql import chunks, marks
 from cairn.timeutil import from_micros, to_micros
 
 SESSION_COLUMNS = (
@@ -36,7 +37,6 @@ EPISODE_COLUMNS = (
     "id, session_id, scope, task, outcome, summary, procedure_id, started_at, ended_at"
 )
 SESSION_UPDATABLE = frozenset({"status", "closed_at", "task_context", "episode_id"})
-_CHUNK = 500
 
 
 class SessionRows:
@@ -165,18 +165,18 @@ class SessionRows:
 
     def get_episodes(self, ids: Sequence[int]) -> list[Episode]:
         found: dict[int, Episode] = {}
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             rows = self._db.get().execute(
-                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id IN ({_marks(chunk)})", chunk
+                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id IN ({marks(chunk)})", chunk
             )
             found.update((row[0], _episode(row)) for row in rows)
         return [found[i] for i in ids if i in found]
 
     def episodes_for_sessions(self, session_ids: Sequence[str]) -> list[Episode]:
         found: list[Episode] = []
-        for chunk in _chunks(session_ids):
+        for chunk in chunks(session_ids):
             rows = self._db.get().execute(
-                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE session_id IN ({_marks(chunk)}) "
+                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE session_id IN ({marks(chunk)}) "
                 "ORDER BY id",
                 chunk,
             )
@@ -193,11 +193,11 @@ class SessionRows:
 
     def relations_of(self, ids: Sequence[int]) -> list[Relation]:
         found: dict[tuple[int, int, str], Relation] = {}
-        for chunk in _chunks(ids):
-            marks = _marks(chunk)
+        for chunk in chunks(ids):
+            holes = marks(chunk)
             rows = self._db.get().execute(
-                f"SELECT from_id, to_id, kind FROM relations WHERE from_id IN ({marks}) "
-                f"UNION SELECT from_id, to_id, kind FROM relations WHERE to_id IN ({marks})",
+                f"SELECT from_id, to_id, kind FROM relations WHERE from_id IN ({holes}) "
+                f"UNION SELECT from_id, to_id, kind FROM relations WHERE to_id IN ({holes})",
                 (*chunk, *chunk),
             )
             found.update(((a, b, k), Relation(a, b, k)) for a, b, k in rows)
@@ -239,10 +239,10 @@ class SessionRows:
         limit: int,
     ) -> list[Memory]:
         """Current active memories by importance: pinned first, then weight, then newest."""
-        clauses = [f"scope IN ({_marks(scopes)})", "status = 'active'", "until IS NULL"]
+        clauses = [f"scope IN ({marks(scopes)})", "status = 'active'", "until IS NULL"]
         params: list[Any] = list(scopes)
         if types is not None:
-            clauses.append(f"type IN ({_marks(types)})")
+            clauses.append(f"type IN ({marks(types)})")
             params.extend(types)
         if pinned_only:
             clauses.append("pinned = 1")
@@ -315,13 +315,3 @@ def _opt_micros(value: datetime | None) -> int | None:
 
 def _opt_time(value: int | None) -> datetime | None:
     return None if value is None else from_micros(value)
-
-
-def _marks(values: Sequence[object]) -> str:
-    return ", ".join("?" for _ in values)
-
-
-def _chunks(ids: Sequence[Any]) -> Iterator[list[Any]]:
-    items = list(ids)
-    for start in range(0, len(items), _CHUNK):
-        yield items[start : start + _CHUNK]

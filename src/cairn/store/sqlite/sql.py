@@ -4,10 +4,12 @@ clause, an FTS5 match expression, placeholder lists and id chunks."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from cairn.store.base import MemoryFilter
 from cairn.timeutil import to_micros
+
+T = TypeVar("T")
 
 CHUNK = 500  # keeps `IN (...)` lists under SQLite's variable limit
 
@@ -50,7 +52,7 @@ def marks(values: Sequence[object]) -> str:
     return ", ".join("?" for _ in values)
 
 
-def chunks(ids: Sequence[int]) -> Iterator[list[int]]:
+def chunks(ids: Sequence[T]) -> Iterator[list[T]]:
     items = list(ids)
     for start in range(0, len(items), CHUNK):
         yield items[start : start + CHUNK]

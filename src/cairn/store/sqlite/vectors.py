@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from cairn.embeddings.base import Vector
 from cairn.store.base import MemoryFilter
+from cairn.store.sqlite.sql import marks
 from cairn.timeutil import to_micros
 
 _NONE = np.iinfo(np.int64).max  # "no until": believed forever
@@ -84,7 +85,7 @@ class VectorIndex:
             # CROSS JOIN pins vectors as the outer loop, so only rows past `last_id` are read
             # (the planner otherwise walks every memory of the scope on each call).
             "FROM vectors v CROSS JOIN memories m ON m.id = v.memory_id "
-            f"WHERE v.identity = ? AND v.memory_id > ? AND m.scope IN ({_marks(scopes)}) "
+            f"WHERE v.identity = ? AND v.memory_id > ? AND m.scope IN ({marks(scopes)}) "
             "ORDER BY v.memory_id",
             (identity, block.last_id, *scopes),
         ).fetchall()
@@ -147,7 +148,3 @@ def _top_k(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]:
         return np.argsort(-scores, kind="stable")
     part = np.argpartition(-scores, k - 1)[:k]
     return part[np.argsort(-scores[part], kind="stable")]
-
-
-def _marks(values: tuple[str, ...] | list[str]) -> str:
-    return ", ".join("?" for _ in values)
