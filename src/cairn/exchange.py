@@ -97,19 +97,11 @@ def import_from(store: Store, lines: Iterable[str]) -> dict[str, int]:
     counts: dict[str, int] = {}
     with store.transaction():
         loader = _Loader(store, counts)
-        version = 0
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            record = _parse(line, number)
-            if version == 0:
-                version = _check_header(record)
-            elif version == 1:
+        for version, record, number in _records(lines):
+            if version == 1:
                 loader.add_v1(record, number)
             else:
                 loader.add(record, number)
-        if version == 0:
-            raise InvalidInput("the file is empty; export the store again.")
         loader.flush()
         store.advance_sequences(loader.sequences)
         store.finish_load()
@@ -118,6 +110,15 @@ def import_from(store: Store, lines: Iterable[str]) -> dict[str, int]:
 
 def current_memories(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     """The memory rows of an export that are current (active or resting), in file order."""
+    for version, record, number in _records(lines):
+        row = _memory_row(record, version, number)
+        if row is not None and _current_status(row).get("status") in ("active", "resting"):
+            yield row
+
+
+def _records(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any], int]]:
+    """The records after an export's header, each with the format version and its line number;
+    a file with no header is refused once read through."""
     version = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -125,10 +126,8 @@ def current_memories(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
         record = _parse(line, number)
         if version == 0:
             version = _check_header(record)
-            continue
-        row = _memory_row(record, version, number)
-        if row is not None and _current_status(row).get("status") in ("active", "resting"):
-            yield row
+        else:
+            yield version, record, number
     if version == 0:
         raise InvalidInput("the file is empty; export the store again.")
 

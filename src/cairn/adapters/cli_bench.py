@@ -20,6 +20,15 @@ def bench() -> None:
     """Measure cairn on this machine."""
 
 
+locomo_data_option = click.option(
+    "--data",
+    "data",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder of LoCoMo conversation files (*.json).",
+)
+
+
 @bench.command()
 @click.option("--sentences", type=int, default=200, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One line of JSON.")
@@ -48,13 +57,7 @@ def scale(sizes: str, ops: int, as_json: bool) -> None:
 
 
 @bench.command()
-@click.option(
-    "--data",
-    "data",
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Folder of LoCoMo conversation files (*.json).",
-)
+@locomo_data_option
 @click.option("--mode", type=click.Choice(["turns", "observations"]), default="turns")
 @click.option("--conversation", "conversations", multiple=True, help="Only these (file stems).")
 @click.option("--max-questions", type=int, default=None, help="At most this many per conversation.")
@@ -120,13 +123,7 @@ def migrate_bench(store: str, memories: int, as_json: bool) -> None:
 
 
 @bench.command()
-@click.option(
-    "--data",
-    "data",
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Folder of LoCoMo conversation files (*.json).",
-)
+@locomo_data_option
 @click.option(
     "--sizes", default="1,5,10,20,49,200,1000", show_default=True, help="Store sizes to measure."
 )
