@@ -125,7 +125,11 @@ def _conversation(name: str, raw: dict[str, Any]) -> Conversation:
     for n in numbers:
         observed = raw.get(f"session_{n}_observation") or nested.get(f"session_{n}_observation")
         date = parse_session_date(str(body.get(f"session_{n}_date_time", "")))
-        turns = tuple(t for t in body[f"session_{n}"] if isinstance(t, dict) and "dia_id" in t)
+        turns = tuple(
+            t
+            for t in body[f"session_{n}"]
+            if isinstance(t, dict) and {"dia_id", "speaker"} <= t.keys()
+        )
         sessions.append(Session(n, date, turns, _observations(observed)))
     asked = _questions(name, raw.get("qa"))
     main = tuple(q for q in asked if q.category in CATEGORIES and q.evidence)
@@ -150,7 +154,7 @@ def _questions(name: str, qa: object) -> list[Question]:
             continue
         try:
             category = int(q.get("category", 0))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise InvalidInput(f"conversation {name}, question {index}: bad category.") from None
         raw = q.get("evidence") or []
         listed = tuple(str(e) for e in raw) if isinstance(raw, list) else (str(raw),)

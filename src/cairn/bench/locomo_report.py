@@ -58,7 +58,8 @@ def _group(rows: Sequence[Asked], categories: tuple[int, ...]) -> dict[str, Any]
     names = ", ".join(f"{c} {CATEGORY_NAMES[c]}" for c in categories)
     counts = (
         f"categories {names}; {len(scored)} questions with evidence from {conversations} "
-        f"conversations; {dropped} questions without evidence dropped"
+        f"conversation{'s' if conversations != 1 else ''}; {dropped} questions without "
+        "evidence dropped"
     )
     out: dict[str, Any] = {
         "counts": counts,
