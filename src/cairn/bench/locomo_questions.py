@@ -3,6 +3,8 @@
 One JSON line per question asked, ordered by conversation and the question's index in the
 data file's `qa` list, so two runs line up and `diff` (or `locomo-diff`) shows what moved.
 Memories are named by the dia_ids they point to, not by their refs, which differ per run.
+Scores are rounded to 4 places: recency is measured from the wall clock, so the same ranking
+run minutes apart moves scores in the sixth place.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def question_line(row: Asked) -> dict[str, Any]:
         "question": row.question,
         "evidence": list(row.evidence),
         "retrieved": [
-            {"ids": list(ids), "score": round(score, 6)}
+            {"ids": list(ids), "score": round(score, 4)}
             for ids, score in zip(row.found, row.scores, strict=True)
         ],
         "recall@5": round(turn_recall(row.found, row.evidence, 5), 4) if has else None,
