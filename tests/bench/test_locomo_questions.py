@@ -9,10 +9,19 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cairn.adapters.cli import main
 from cairn.bench.locomo import bench_locomo, render
-from cairn.bench.locomo_questions import FIELDS, diff, read_per_question, render_diff
+from cairn.bench.locomo_questions import (
+    FIELDS,
+    diff,
+    read_per_question,
+    render_diff,
+    write_per_question,
+)
+from cairn.bench.locomo_report import Asked
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
 from cairn.errors import InvalidInput
@@ -97,7 +106,8 @@ def run(data: Path, home: Path, out: Path, mode: str = "turns") -> dict[str, Any
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    text = path.read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.split("\n") if line]
 
 
 def test_one_line_per_question_in_a_fixed_order(data: Path, tmp_path: Path) -> None:
@@ -247,3 +257,36 @@ def test_the_cli_reads_locomo10_json_and_writes_and_diffs_per_question_files(
     refused = runner.invoke(main, ["bench", "locomo-diff", str(out), str(bad)])
     assert refused.exit_code == 2
     assert refused.output.startswith("error:") and "line 1" in refused.output
+
+
+dia = st.builds(lambda s, t: f"D{s}:{t}", st.integers(1, 3), st.integers(1, 3))
+rows = st.lists(
+    st.builds(
+        lambda conv, index, cat, text, ev, found: Asked(
+            conv, index, cat, text, tuple(ev), tuple(ev), tuple(found), (0.5,) * len(found), ()
+        ),
+        st.sampled_from(["2", "10", "conv-x"]),
+        st.integers(0, 5),
+        st.integers(1, 5),
+        st.text(max_size=20),
+        st.lists(dia, max_size=3, unique=True),
+        st.lists(st.lists(dia, min_size=1, max_size=2).map(tuple), max_size=5),
+    ),
+    max_size=8,
+    unique_by=lambda r: (r.conversation, r.index),
+)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows)
+def test_any_rows_round_trip_in_order(tmp_path: Path, asked: list[Asked]) -> None:
+    path = tmp_path / "rows.jsonl"
+    write_per_question(asked, path)
+    read = read_per_question(path)
+    assert set(read) == {(r.conversation, r.index) for r in asked}
+    keys = [(r["conversation"], r["index"]) for r in lines(path)] if asked else []
+    numeric = [k for k in keys if k[0].isdigit()]
+    assert numeric == sorted(numeric, key=lambda k: (int(k[0]), k[1]))
+    assert keys[: len(numeric)] == numeric  # numeric names first
+    unchanged = diff(read, read)
+    assert unchanged["better"] == unchanged["worse"] == []

@@ -71,7 +71,8 @@ def read_per_question(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
     except (OSError, UnicodeDecodeError) as err:
         raise InvalidInput(f"cannot read {path}: {err}; pass a --per-question file.") from None
     out: dict[tuple[str, int], dict[str, Any]] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Split on newlines only: a question may hold U+0085 or U+2028, which splitlines() breaks.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
