@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cairn.bench.locomo_data import load_conversations
+from cairn.bench.locomo_data import load_conversations, parse_session_date
 from cairn.errors import InvalidInput
 
 TURNS_1 = [
@@ -187,3 +187,25 @@ def test_conversation_shaped_junk_loads_or_is_refused(
         return
     for q in convs[0].questions:
         assert q.category in (1, 2, 3, 4) and q.evidence
+
+
+@pytest.mark.parametrize("text", ["1:56 pm on 31 February, 2023", "1:75 pm on 8 May, 2023", ""])
+def test_a_date_that_names_no_moment_is_none(text: str) -> None:
+    assert parse_session_date(text) is None
+
+
+date_like = st.builds(
+    lambda h, m, half, d, month, y: f"{h}:{m:02d} {half} on {d} {month}, {y:04d}",
+    st.integers(0, 99),
+    st.integers(0, 99),
+    st.sampled_from(["am", "pm", "PM"]),
+    st.integers(0, 99),
+    st.sampled_from(["May", "February", "Sept", "Smarch"]),
+    st.integers(0, 9999),
+)
+
+
+@given(st.text(max_size=40) | date_like)
+def test_any_date_text_parses_or_is_none(text: str) -> None:
+    when = parse_session_date(text)
+    assert when is None or when.tzinfo is not None

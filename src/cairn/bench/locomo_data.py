@@ -61,9 +61,11 @@ def parse_session_date(text: str) -> datetime | None:
     if month[:3].lower() not in _MONTHS:
         return None
     hours = int(hour) % 12 + (12 if half.lower() == "pm" else 0)
-    return datetime(
-        int(year), _MONTHS.index(month[:3].lower()) + 1, int(day), hours, int(minute), tzinfo=UTC
-    )
+    month_number = _MONTHS.index(month[:3].lower()) + 1
+    try:
+        return datetime(int(year), month_number, int(day), hours, int(minute), tzinfo=UTC)
+    except ValueError:  # '31 February', '1:75 pm': no such moment
+        return None
 
 
 def evidence_ids(raw: Sequence[str]) -> tuple[str, ...]:
