@@ -57,7 +57,13 @@ def scale(sizes: str, ops: int, as_json: bool) -> None:
 
 
 @bench.command()
-@locomo_data_option
+@click.option(
+    "--data",
+    "data",
+    required=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="LoCoMo data: a folder of conversation files (*.json) or locomo10.json itself.",
+)
 @click.option("--mode", type=click.Choice(["turns", "observations"]), default="turns")
 @click.option("--conversation", "conversations", multiple=True, help="Only these (file stems).")
 @click.option("--max-questions", type=int, default=None, help="At most this many per conversation.")
@@ -67,6 +73,13 @@ def scale(sizes: str, ops: int, as_json: bool) -> None:
     default=None,
     help="An empty store to run in (a path or postgresql:// URL); default a temporary file.",
 )
+@click.option(
+    "--per-question",
+    "per_question",
+    default=None,
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Also write one JSON line per question (rank list, recall, evidence ranks) here.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One line of JSON.")
 @reports_errors
 def locomo(
@@ -75,10 +88,12 @@ def locomo(
     conversations: tuple[str, ...],
     max_questions: int | None,
     store: str | None,
+    per_question: Path | None,
     as_json: bool,
 ) -> None:
     """Evidence recall@k on LoCoMo through remember/recall, with lexical-only and dense-only
-    rankings, latency and abstention in the same run."""
+    rankings, latency and abstention in the same run; then session-level recall_any/all,
+    nDCG@10, R@k with and without category 5, and the figures scored as peers score theirs."""
     from cairn.bench.locomo import bench_locomo, render
 
     result = bench_locomo(
@@ -88,11 +103,26 @@ def locomo(
         max_questions=max_questions,
         progress=lambda line: click.echo(line, err=True),
         store=store,
+        per_question=per_question,
     )
     if as_json:
         _print(result, True)
     else:
         click.echo(render(result))
+
+
+@bench.command("locomo-diff")
+@click.argument("before", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("after", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--k", type=click.Choice(["5", "10"]), default="10", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One line of JSON.")
+@reports_errors
+def locomo_diff(before: Path, after: Path, k: str, as_json: bool) -> None:
+    """Questions whose recall@k got better or worse between two --per-question files."""
+    from cairn.bench.locomo_questions import diff, read_per_question, render_diff
+
+    result = diff(read_per_question(before), read_per_question(after), int(k))
+    click.echo(json.dumps(result, ensure_ascii=False) if as_json else render_diff(result))
 
 
 @bench.command()

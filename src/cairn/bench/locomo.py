@@ -13,9 +13,16 @@ it is being benchmarked.
   turns get their session neighbours. Deduplication is off: "Thanks!" said twice is two turns.
 - `observations` mode: one memory per observation fact, with the dia_ids it points to in its
   `source_ref` (`locomo://<conversation>/D1:3,D1:5`), grouped in sessions the same way.
-- Every question of categories 1-4 (multi-hop, temporal, open-domain, single-hop; category 5 is
-  adversarial and has no evidence) is asked with `cut=False`, `limit=20`, `kind="memories"`.
-  R@k is the share of its evidence dia_ids found among the top k memories' dia_ids.
+- Every question of categories 1-4 (multi-hop, temporal, open-domain, single-hop) with evidence
+  is asked with `cut=False`, `limit=20`, `kind="memories"`. R@k is the share of its evidence
+  dia_ids found among the top k memories' dia_ids.
+- The other questions (category 5, adversarial: its evidence is what the question twists;
+  and any without evidence) are then asked the same way by the cairn ranking alone, for the
+  labelled groups of `cairn.bench.locomo_report` (session-level recall_any/recall_all, nDCG@10,
+  R@k with and without category 5, the ceiling) and the figures scored as peers score theirs
+  (`cairn.bench.locomo_published`). They never enter the figures above, nor the latency.
+- `data` is a folder of per-conversation files (`26.json`), LoCoMo's own `locomo10.json`, or
+  a folder holding it (`cairn.bench.locomo_data`).
 - In the same run the lexical-only (BM25F) and dense-only (window cosine) orders of the same
   candidates, and `query` (own-vector cosine alone), are scored for comparison.
 - Abstention: every question again with the default cut (`limit=8`): the share of answerable
@@ -31,30 +38,38 @@ later ones and the bench asks them in order with no reset.
 
 from __future__ import annotations
 
-import json
-import re
 import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cairn.bench.locomo_data import CATEGORIES as CATEGORIES
+from cairn.bench.locomo_data import Conversation as Conversation
+from cairn.bench.locomo_data import Question as Question
+from cairn.bench.locomo_data import Session as Session
+from cairn.bench.locomo_data import evidence_ids as evidence_ids
+from cairn.bench.locomo_data import load_conversations as load_conversations
+from cairn.bench.locomo_data import parse_session_date as parse_session_date
+from cairn.bench.locomo_published import published, render_published
+from cairn.bench.locomo_questions import write_per_question
+from cairn.bench.locomo_report import KS, Asked, ceiling, render_groups
+from cairn.bench.locomo_report import groups as labelled_groups
 from cairn.config import Settings
 from cairn.core import Cairn
 from cairn.embeddings import make_embedder
 from cairn.embeddings.base import Embedder
 from cairn.errors import InvalidInput
 from cairn.exchange import require_empty
+from cairn.models import RecallResult
 from cairn.ranking.fusion import ranked
 from cairn.ranking.recall import candidates
 from cairn.scope import visible_scopes
 from cairn.store.base import MemoryFilter
+from cairn.timeutil import Clock, system_clock
 
-KS = (1, 5, 10, 20)
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 MODES = ("turns", "observations")
 RANKINGS = ("cairn", "lexical", "dense", "query")
 
@@ -113,35 +128,6 @@ ABSENT = (
     "How do I enable WAL mode in SQLite?",
 )
 
-_DIA = re.compile(r"D\d+:\d+")
-_SESSION = re.compile(r"session_(\d+)")
-_DATE = re.compile(
-    r"(\d{1,2}):(\d\d)\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})", re.IGNORECASE
-)
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    text: str
-    category: int
-    evidence: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    number: int
-    occurred_at: datetime | None
-    turns: tuple[dict[str, Any], ...]
-    observations: tuple[tuple[str, tuple[str, ...]], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Conversation:
-    name: str
-    sessions: tuple[Session, ...]
-    questions: tuple[Question, ...]
-
 
 @dataclass
 class _Tally:
@@ -158,65 +144,6 @@ class _Tally:
         groups = self.recall.setdefault(ranking, {})
         groups.setdefault("all", []).append(values)
         groups.setdefault(CATEGORIES[category], []).append(values)
-
-
-# data -------------------------------------------------------------------------------------
-def parse_session_date(text: str) -> datetime | None:
-    """'1:56 pm on 8 May, 2023' as a UTC datetime; None when the text is not such a date."""
-    match = _DATE.search(text or "")
-    if match is None:
-        return None
-    hour, minute, half, day, month, year = match.groups()
-    if month[:3].lower() not in _MONTHS:
-        return None
-    hours = int(hour) % 12 + (12 if half.lower() == "pm" else 0)
-    return datetime(
-        int(year), _MONTHS.index(month[:3].lower()) + 1, int(day), hours, int(minute), tzinfo=UTC
-    )
-
-
-def evidence_ids(raw: Sequence[str]) -> tuple[str, ...]:
-    """dia_ids of a question's evidence ('D8:6; D9:17' and other spellings are split)."""
-    found = [d for item in raw for d in _DIA.findall(str(item))]
-    return tuple(dict.fromkeys(found))
-
-
-def load_conversations(data: Path, only: Sequence[str] | None = None) -> list[Conversation]:
-    files = sorted(data.glob("*.json"))
-    if not files:
-        raise InvalidInput(f"no LoCoMo .json files in {data}; pass --data the folder holding them.")
-    out = []
-    for path in files:
-        if only is not None and path.stem not in only:
-            continue
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        out.append(_conversation(path.stem, raw))
-    return out
-
-
-def _conversation(name: str, raw: dict[str, Any]) -> Conversation:
-    body = raw.get("conversation", raw)
-    numbers = sorted(
-        int(m.group(1))
-        for key in body
-        if (m := _SESSION.fullmatch(key)) and isinstance(body[key], list)
-    )
-    sessions = []
-    for n in numbers:
-        facts: list[tuple[str, tuple[str, ...]]] = []
-        observed = raw.get(f"session_{n}_observation") or {}
-        for items in observed.values():
-            for item in items:
-                ids = item[1] if isinstance(item[1], list) else [item[1]]
-                facts.append((str(item[0]), evidence_ids([str(i) for i in ids])))
-        date = parse_session_date(str(body.get(f"session_{n}_date_time", "")))
-        sessions.append(Session(n, date, tuple(body[f"session_{n}"]), tuple(facts)))
-    questions = tuple(
-        Question(str(q["question"]), int(q["category"]), evidence_ids(q.get("evidence") or []))
-        for q in raw.get("qa", [])
-        if int(q.get("category", 0)) in CATEGORIES and evidence_ids(q.get("evidence") or [])
-    )
-    return Conversation(name, tuple(sessions), questions)
 
 
 # ingest -----------------------------------------------------------------------------------
@@ -273,9 +200,40 @@ def _recall_at(found: Sequence[tuple[str, ...]], evidence: Sequence[str]) -> lis
     return out
 
 
-def _ask(
-    mem: Cairn, scope: str, refs: dict[str, tuple[str, ...]], q: Question, tally: _Tally
-) -> None:
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    """A conversation as stored: its scope, each memory ref's dia_ids, and all those ids."""
+
+    name: str
+    scope: str
+    refs: dict[str, tuple[str, ...]]
+    ids: frozenset[str]
+
+
+def _asked(stored: _Stored, q: Question, answer: RecallResult) -> Asked:
+    top = answer.hits[: max(KS)]
+    return Asked(
+        conversation=stored.name,
+        index=q.index,
+        category=q.category,
+        question=q.text,
+        evidence=q.evidence,
+        listed=q.listed,
+        found=tuple(stored.refs.get(h.ref, ()) for h in top),
+        scores=tuple(h.score for h in top),
+        stored=tuple(d for d in q.evidence if d in stored.ids),
+    )
+
+
+def _ask_other(mem: Cairn, stored: _Stored, q: Question) -> Asked:
+    """A question outside the bench's own figures: the cairn ranking only, untimed."""
+    answer = mem.recall(q.text, scope=stored.scope, limit=max(KS), cut=False, kind="memories")
+    return _asked(stored, q, answer)
+
+
+def _ask(mem: Cairn, stored: _Stored, q: Question, tally: _Tally) -> Asked:
+    scope, refs = stored.scope, stored.refs
+
     def dia(ref_list: Sequence[str]) -> list[tuple[str, ...]]:
         return [refs.get(r, ()) for r in ref_list]
 
@@ -292,6 +250,7 @@ def _ask(
     tally.add("query", q.category, _recall_at(dia([h.ref for h in nearest]), q.evidence))
     cut = mem.recall(q.text, scope=scope, kind="memories")
     tally.answerable_empty.append(not cut.hits)
+    return _asked(stored, q, answer)
 
 
 # run --------------------------------------------------------------------------------------
@@ -306,13 +265,16 @@ def bench_locomo(
     absent: Sequence[str] = ABSENT,
     progress: Callable[[str], None] | None = None,
     store: str | None = None,
+    per_question: Path | None = None,
+    clock: Clock = system_clock,
 ) -> dict[str, Any]:
     """Run the bench; `embedder` defaults to the settings' (the local model). `store` (a path
-    or `postgresql://` URL of an empty store) runs it there instead of a temporary file."""
+    or `postgresql://` URL of an empty store) runs it there instead of a temporary file.
+    `per_question` names a file to write one JSON line per question to."""
     if mode not in MODES:
         raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)}.")
     convs = load_conversations(Path(data), conversations)
-    tally = _Tally()
+    tally, rows = _Tally(), list[Asked]()
     base = settings or Settings.from_env()
     # The embedder comes from the real home, so its model cache is the user's (a temporary home
     # would export the model again on every run), and is warmed before ingest is timed.
@@ -321,24 +283,49 @@ def bench_locomo(
     with tempfile.TemporaryDirectory(prefix="cairn-locomo-") as tmp:
         local = base.with_overrides(home=Path(tmp))
         location = store or Path(tmp) / "bench.db"
-        with Cairn.open(location, settings=local, embedder=embedder) as mem:
+        with Cairn.open(location, settings=local, embedder=embedder, clock=clock) as mem:
             require_empty(mem.store, "the LoCoMo bench", "point --store")
             for conv in convs:
-                scope = f"project:locomo/{conv.name}"
-                start = time.perf_counter()
-                refs = ingest(mem, conv, scope, mode)
-                tally.ingest_seconds += time.perf_counter() - start
-                tally.memories += len(refs)
-                for q in conv.questions[:max_questions]:
-                    _ask(mem, scope, refs, q, tally)
-                for text in absent:
-                    answer = mem.recall(text, scope=scope, kind="memories")
-                    tally.absent_empty.append(not answer.hits)
+                stored = _run_conversation(mem, conv, mode, tally, rows, max_questions, absent)
                 if progress is not None:
-                    progress(f"conversation {conv.name}: {len(refs)} memories")
+                    progress(f"conversation {conv.name}: {len(stored.refs)} memories")
             identity = mem.embedder.identity
             backend = mem.store.backend
-    return {**_summary(tally, mode, identity, [c.name for c in convs]), "backend": backend}
+    if per_question is not None:
+        write_per_question(rows, per_question)
+    result = _summary(tally, mode, identity, [c.name for c in convs])
+    return {
+        **result,
+        "backend": backend,
+        "ceiling": ceiling([r for r in rows if r.category in CATEGORIES and r.evidence]),
+        "metrics": labelled_groups(rows),
+        "published": published(rows),
+    }
+
+
+def _run_conversation(
+    mem: Cairn,
+    conv: Conversation,
+    mode: str,
+    tally: _Tally,
+    rows: list[Asked],
+    max_questions: int | None,
+    absent: Sequence[str],
+) -> _Stored:
+    """Store one conversation and ask its questions: the bench's own, the absent-topic ones,
+    then the others (last, so the accesses their recalls count cannot move the figures)."""
+    scope = f"project:locomo/{conv.name}"
+    start = time.perf_counter()
+    refs = ingest(mem, conv, scope, mode)
+    tally.ingest_seconds += time.perf_counter() - start
+    tally.memories += len(refs)
+    stored = _Stored(conv.name, scope, refs, frozenset(d for ids in refs.values() for d in ids))
+    rows.extend(_ask(mem, stored, q, tally) for q in conv.questions[:max_questions])
+    for text in absent:
+        answer = mem.recall(text, scope=scope, kind="memories")
+        tally.absent_empty.append(not answer.hits)
+    rows.extend(_ask_other(mem, stored, q) for q in conv.others[:max_questions])
+    return stored
 
 
 def _summary(tally: _Tally, mode: str, identity: str, names: list[str]) -> dict[str, Any]:
@@ -401,4 +388,14 @@ def render(result: dict[str, Any]) -> str:
         f"abstention: {ab['absent_empty']} of {ab['absent_questions']} absent-topic questions "
         f"get nothing; {ab['answerable_empty']} of answerable questions wrongly get nothing",
     ]
+    top = result.get("ceiling") or {}
+    if top.get("evidence_turns_stored") is not None:
+        lines.append(
+            f"ceiling ({result['mode']}): {top['evidence_turns_stored']:.3f} of the evidence turns "
+            f"have a stored memory pointing to them; the best R@k any ranking could reach is "
+            f"{top['best_recall']:.3f} (R@10 here "
+            f"{result['recall']['cairn']['all']['R@10']:.3f})"
+        )
+    lines += render_groups(result)
+    lines += render_published(result.get("published") or {})
     return "\n".join(lines)
