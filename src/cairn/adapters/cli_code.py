@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from cairn.adapters.cli import (
+from cairn.adapters.cli_common import (
     cwd_option,
     emit_json,
     json_option,

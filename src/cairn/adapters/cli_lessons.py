@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from cairn.adapters.agent_hooks import CLAUDE_CODE, GENERIC, answer_in_process
-from cairn.adapters.cli import (
+from cairn.adapters.cli_common import (
     cwd_option,
     emit_json,
     json_object,
