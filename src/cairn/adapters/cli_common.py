@@ -24,6 +24,8 @@ from cairn.models import to_jsonable
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_USAGE = 2
 
@@ -87,6 +89,19 @@ cwd_option = click.option(
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 session_option = click.option("--session-id", help="The open session (from `cairn activate`).")
+
+
+def located(func: F) -> F:
+    """The `--scope` and `--cwd` options: where a command acts."""
+    return scope_option(cwd_option(func))
+
+
+def reply(result: T, as_json: bool, lines: Callable[[T], None]) -> None:
+    """A command's answer: JSON with `--json`, else its own lines."""
+    if as_json:
+        emit_json(result)
+    else:
+        lines(result)
 
 
 def json_object(text: str | None, option: str) -> dict[str, Any] | None:

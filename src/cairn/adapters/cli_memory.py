@@ -11,13 +11,13 @@ from typing import Any
 import click
 
 from cairn.adapters.cli_common import (
-    cwd_option,
     emit_json,
     json_object,
     json_option,
+    located,
     opened,
+    reply,
     reports_errors,
-    scope_option,
     session_option,
     stdin_text,
 )
@@ -35,8 +35,7 @@ from cairn.stats import page_lines
     help="fact, preference, decision, constraint, "
     "instruction, lesson, warning, open_question, task or artifact.",
 )
-@scope_option
-@cwd_option
+@located
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--reason", help="Why this is worth remembering.")
 @click.option(
@@ -79,8 +78,7 @@ def remember(ctx: click.Context, /, content: str, mtype: str, **opts: Any) -> No
 
 @click.command()
 @click.argument("query")
-@scope_option
-@cwd_option
+@located
 @click.option("--limit", type=int, default=8, show_default=True, help="At most 25.")
 @click.option("--as-of", help="Answer from what was believed at the end of this day.")
 @click.option("--type", "types", multiple=True, help="Only these types (repeatable).")
@@ -119,16 +117,12 @@ def recall(ctx: click.Context, /, query: str, **opts: Any) -> None:
     opts["task_context"] = json_object(opts["task_context"], "--task-context")
     with opened(ctx) as mem:
         result = mem.recall(query, cut=cut, **opts)
-    if as_json:
-        emit_json(result)
-    else:
-        print_recall(result)
+    reply(result, as_json, print_recall)
 
 
 @click.command()
 @click.argument("text")
-@scope_option
-@cwd_option
+@located
 @click.option("--limit", type=int, help="At most this many (default and maximum 20).")
 @json_option
 @click.pass_context
@@ -179,8 +173,7 @@ def print_recall(result: RecallResult) -> None:
 
 @click.command()
 @click.argument("refs", nargs=-1, required=True)
-@scope_option
-@cwd_option
+@located
 @json_option
 @click.pass_context
 @reports_errors
@@ -195,10 +188,7 @@ def show(
             f"no memory {', '.join(result.unknown)} in this scope; check the ref, or pass the "
             "--scope it was stored in (`cairn recall` lists refs)."
         )
-    if as_json:
-        emit_json(result)
-    else:
-        print_records(result)
+    reply(result, as_json, print_records)
 
 
 def _lines(lines: tuple[int, int] | None) -> str:
@@ -270,8 +260,7 @@ def print_record(record: MemoryRecord) -> None:
 @click.argument("ref")
 @click.argument("content")
 @click.option("--reason", required=True, help="Why the claim changed.")
-@scope_option
-@cwd_option
+@located
 @json_option
 @click.pass_context
 @reports_errors
@@ -290,8 +279,7 @@ def correct(ctx: click.Context, /, ref: str, content: str, reason: str, **opts: 
 @click.command()
 @click.argument("ref")
 @click.option("--reason", required=True, help="Why it no longer holds.")
-@scope_option
-@cwd_option
+@located
 @click.pass_context
 @reports_errors
 def forget(ctx: click.Context, /, ref: str, reason: str, **opts: Any) -> None:
@@ -303,8 +291,7 @@ def forget(ctx: click.Context, /, ref: str, reason: str, **opts: Any) -> None:
 
 @click.command()
 @click.argument("ref")
-@scope_option
-@cwd_option
+@located
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_context
 @reports_errors
@@ -323,8 +310,7 @@ def purge(ctx: click.Context, /, ref: str, yes: bool, **opts: Any) -> None:
 
 
 @click.command()
-@scope_option
-@cwd_option
+@located
 @click.option("--all", "all_scopes", is_flag=True, help="Every scope in the store.")
 @json_option
 @click.pass_context
