@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import inspect
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import wraps
 from pathlib import PurePath
 from typing import Any, TypeVar
@@ -84,7 +84,7 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
             bound = signature.bind(self, *args, **kwargs)
         except TypeError:
             return func(self, *args, **kwargs)  # let Python report the wrong call as usual
-        for name, value in list(bound.arguments.items())[1:]:
+        for name, value in _by_name(bound):
             if name not in inside:
                 check_text(name, value)
             if name in PATH_ARGUMENTS and "\x00" in str(value or ""):
@@ -96,6 +96,15 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
             raise translate(exc, str(getattr(store, "location", "the store"))) from exc
 
     return wrapper
+
+
+def _by_name(bound: inspect.BoundArguments) -> Iterator[tuple[str, object]]:
+    """The arguments after `self`, with `**options` spread out: each keyword by its own name."""
+    for name, value in list(bound.arguments.items())[1:]:
+        if bound.signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+            yield from value.items()
+        else:
+            yield name, value
 
 
 def guard_methods(cls: type[T]) -> type[T]:
