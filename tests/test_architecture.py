@@ -4,7 +4,9 @@ backends never import ranking; nothing below the adapters imports an adapter; no
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 from importgraph import cycles, import_graph
 
@@ -105,3 +107,31 @@ def test_no_module_is_too_long() -> None:
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600
     ]
     assert long == []
+
+
+def _diagram() -> ModuleType:
+    path = SRC.parents[1] / "scripts" / "architecture_diagram.py"
+    spec = importlib.util.spec_from_file_location("architecture_diagram", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_architecture_picture_is_current() -> None:
+    """docs/architecture.svg is drawn from the import graph; every module has a layer (a new
+    package must be placed on purpose) and the picture shows today's group dependencies."""
+    diagram = _diagram()
+    picture = diagram.render(*diagram.group_edges())
+    current = (SRC.parents[1] / "docs" / "architecture.svg").read_text(encoding="utf-8")
+    assert picture == current, "run: python scripts/architecture_diagram.py"
+
+
+def test_the_picture_marks_an_upward_import_red() -> None:
+    diagram = _diagram()
+    assert diagram.edge_kind("protocol", "features") == "up"
+    assert diagram.edge_kind("backends", "protocol") == "plugs"
+    assert diagram.edge_kind("adapters", "facade") == "down"
+    assert diagram.group_of("cairn.store.sqlite.store") == ("store/sqlite", "backends")
+    assert diagram.group_of("cairn.sessions.tools") == ("core", "facade")
+    assert diagram.group_of("cairn.scope_file") == ("foundation", "foundation")
