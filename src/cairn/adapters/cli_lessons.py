@@ -130,10 +130,7 @@ def mute(ctx: click.Context, /, mtype: str | None, as_json: bool, **opts: Any) -
     """Stop lessons of a type, with a tag, or on a path, in the scope."""
     with opened(ctx) as mem:
         rule = mem.mute_lessons(type=mtype, **opts)
-    if as_json:
-        emit_json(rule)
-    else:
-        click.echo(rule.describe())
+    reply(rule, as_json, lambda done: click.echo(done.describe()))
 
 
 @lessons.command("unmute")
@@ -144,10 +141,8 @@ def unmute(ctx: click.Context, /, mtype: str | None, as_json: bool, **opts: Any)
     """Remove a mute rule of the scope."""
     with opened(ctx) as mem:
         removed = mem.unmute_lessons(type=mtype, **opts)
-    if as_json:
-        emit_json({"removed": removed})
-    else:
-        click.echo("mute rule removed" if removed else "no such mute rule in this scope")
+    said = "mute rule removed" if removed else "no such mute rule in this scope"
+    reply({"removed": removed}, as_json, lambda _: click.echo(said))
 
 
 @lessons.command("list")

@@ -64,9 +64,12 @@ class Toolset:
     ) -> Callable[[F], F]:
         """Register a tool: `render(result)` or, when the text needs the arguments,
         `text(result, arguments)`; `where` overrides how the location is read."""
-        if (render is None) == (text is None):
+        if render is not None and text is None:
+            shown = _result_only(render)
+        elif text is not None and render is None:
+            shown = text
+        else:
             raise TypeError("give a tool exactly one of render and text")
-        shown: Render = text if text is not None else (lambda result, _: render(result))  # type: ignore[misc]
 
         def register(action: F) -> F:
             names = set(inspect.signature(action).parameters)
@@ -78,6 +81,10 @@ class Toolset:
 
     def bind(self, binding: Binding) -> list[Tool]:
         return [make_tool(handler(spec, binding)) for spec in self.specs]
+
+
+def _result_only(render: Callable[[Any], str]) -> Render:
+    return lambda result, _arguments: render(result)
 
 
 def handler(spec: ToolSpec, binding: Binding) -> Callable[..., Any]:
