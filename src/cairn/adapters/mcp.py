@@ -39,7 +39,6 @@ from cairn.adapters.mcp_binding import (
     Binding,
     StoreOpener,
     ToolResult,
-    Where,
     error_result,
     with_progress,
 )
@@ -61,7 +60,6 @@ from cairn.store import Store, open_store
 __all__ = [
     "Binding",
     "CairnServer",
-    "Where",
     "build_server",
     "open_binding",
     "run_stdio",
