@@ -12,7 +12,7 @@ from datetime import datetime
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, cast
+from typing import IO, Any, TypedDict, Unpack, cast
 
 from cairn import consolidate, exchange, history
 from cairn.code.records import UNCHECKED, CitationCheck
@@ -54,6 +54,17 @@ MAX_LIMIT = 25
 CONTENT_PREVIEW = 500
 
 
+class CairnOptions(TypedDict, total=False):
+    """`Cairn`'s keyword options, which `Cairn.open` passes on unchanged."""
+
+    embedder: Embedder | Callable[[], Embedder] | None
+    clock: Clock
+    integration: str | None
+    integration_version: str | None
+    cwd: str | Path | None
+    background: str
+
+
 @guard_methods
 class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ImportTools, ToolBase):
     """Long-term memory for agents. `Cairn.open()` gives one on the default embedded store."""
@@ -90,14 +101,10 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ImportTools, T
         path_or_url: str | Path | None = None,
         *,
         settings: Settings | None = None,
-        embedder: Embedder | Callable[[], Embedder] | None = None,
-        clock: Clock = system_clock,
-        integration: str | None = None,
-        integration_version: str | None = None,
-        cwd: str | Path | None = None,
-        background: str = "thread",
+        **options: Unpack[CairnOptions],
     ) -> Cairn:
-        """Open (creating if needed) the store at a path or `postgresql://` URL.
+        """Open (creating if needed) the store at a path or `postgresql://` URL; the other
+        options are `Cairn`'s own (embedder, clock, integration, cwd, background).
 
         With no argument: `CAIRN_URL` if set, else `memory.db` under `CAIRN_HOME`. Writes
         start consolidation when it is due (`CAIRN_CONSOLIDATE_INTERVAL`) on a daemon thread,
@@ -106,16 +113,7 @@ class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ImportTools, T
         settings = settings or Settings.from_env()
         location = str(path_or_url) if path_or_url is not None else settings.store_location
         store = open_store(location, busy_timeout_ms=settings.busy_timeout_ms)
-        return cls(
-            store,
-            settings,
-            embedder=embedder,
-            clock=clock,
-            integration=integration,
-            integration_version=integration_version,
-            cwd=cwd,
-            background=background,
-        )
+        return cls(store, settings, **options)
 
     def close(self) -> None:
         self._background.join()  # a consolidation in progress finishes before the store closes

@@ -19,6 +19,7 @@ from cairn.errors import InvalidRef
 from cairn.lifecycle import note_restatement
 from cairn.refs import memory_ref, parse_ref
 from cairn.scope import visible_scopes
+from cairn.store.base import Store
 
 # `mem_12` standing alone (not `xmem_12`, `mem_12a`, or inside a longer word).
 _NAMED_REF = re.compile(r"(?<![\w-])mem_(\d{1,12})(?![\w])")
@@ -55,12 +56,20 @@ def record_named_cites(
     return tuple(memory_ref(i) for i in fresh)
 
 
-def check_cites(ctx: Context, refs: Sequence[str], scope: str) -> list[int]:
-    """The memory ids named by `used`, refusing refs that name nothing visible from `scope`."""
+def visible_memory_ids(
+    store: Store, refs: Sequence[str], scope: str
+) -> tuple[list[int], list[str]]:
+    """The memory ids `refs` name, and the refs among them naming nothing visible from
+    `scope` (which the caller refuses in the words of its own argument)."""
     ids = [parse_ref(ref, kind="mem") for ref in refs]
     visible = set(visible_scopes(scope))
-    found = {m.id for m in ctx.store.get_memories(ids) if m.scope in visible}
-    missing = [ref for ref, mid in zip(refs, ids, strict=True) if mid not in found]
+    found = {m.id for m in store.get_memories(ids) if m.scope in visible}
+    return ids, [ref for ref, mid in zip(refs, ids, strict=True) if mid not in found]
+
+
+def check_cites(ctx: Context, refs: Sequence[str], scope: str) -> list[int]:
+    """The memory ids named by `used`, refusing refs that name nothing visible from `scope`."""
+    ids, missing = visible_memory_ids(ctx.store, refs, scope)
     if missing:
         raise InvalidRef(
             f"used names memories that do not exist in scope {scope}: {', '.join(missing)}. "

@@ -28,8 +28,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from cairn.errors import Conflict, InvalidInput
-from cairn.guard import check_text
 from cairn.indexing import lexical_doc
+from cairn.refusal import check_text
 from cairn.store.base import LEXICAL_FIELDS, Store
 from cairn.store.tables import table_spec, time_text, vector_blob
 from cairn.timeutil import parse_when

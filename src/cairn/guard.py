@@ -15,52 +15,17 @@ from __future__ import annotations
 
 import inspect
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator
 from functools import wraps
-from pathlib import PurePath
 from typing import Any, TypeVar
 
 from cairn.errors import InvalidInput
+from cairn.refusal import check_text
 from cairn.store.sqlite.errors import translate
 
 T = TypeVar("T")
-# Stop walking a pathological argument there; the callee refuses it anyway.
-_MAX_ITEMS = 100_000
 # Arguments that name files or folders: the OS cannot take a NUL in a path.
 PATH_ARGUMENTS = frozenset({"cwd", "path_or_url", "project", "path"})
-
-
-def surrogate_at(text: str) -> int | None:
-    """The index of the first lone surrogate in `text`, if any."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return exc.start
-    return None
-
-
-def check_text(name: str, value: object) -> None:
-    """Refuse `value` (a string, or containers of them) if any string holds a lone surrogate."""
-    stack: list[tuple[str, object]] = [(name, value)]
-    seen = 0
-    while stack and seen < _MAX_ITEMS:
-        where, item = stack.pop()
-        seen += 1
-        if isinstance(item, PurePath):
-            item = str(item)
-        if isinstance(item, str):
-            index = surrogate_at(item)
-            if index is not None:
-                raise InvalidInput(
-                    f"{where} is not valid Unicode: character {index + 1} is a lone surrogate "
-                    f"(U+{ord(item[index]):04X}), which cannot be stored; send the text as UTF-8."
-                )
-        elif isinstance(item, Mapping):
-            for key, nested in item.items():
-                stack.append((f"{where} key", key))
-                stack.append((f"{where}[{key!r}]", nested))
-        elif isinstance(item, list | tuple | set | frozenset):
-            stack.extend((f"{where}[{i}]", nested) for i, nested in enumerate(item))
 
 
 def checks_inside(*names: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
@@ -84,7 +49,7 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
             bound = signature.bind(self, *args, **kwargs)
         except TypeError:
             return func(self, *args, **kwargs)  # let Python report the wrong call as usual
-        for name, value in list(bound.arguments.items())[1:]:
+        for name, value in _by_name(bound):
             if name not in inside:
                 check_text(name, value)
             if name in PATH_ARGUMENTS and "\x00" in str(value or ""):
@@ -96,6 +61,15 @@ def guarded(func: Callable[..., T]) -> Callable[..., T]:
             raise translate(exc, str(getattr(store, "location", "the store"))) from exc
 
     return wrapper
+
+
+def _by_name(bound: inspect.BoundArguments) -> Iterator[tuple[str, object]]:
+    """The arguments after `self`, with `**options` spread out: each keyword by its own name."""
+    for name, value in list(bound.arguments.items())[1:]:
+        if bound.signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+            yield from value.items()
+        else:
+            yield name, value
 
 
 def guard_methods(cls: type[T]) -> type[T]:

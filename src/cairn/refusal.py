@@ -1,5 +1,6 @@
 """What `remember` refuses: blank content, content over the size limit, NUL characters (in any
-field: PostgreSQL cannot store them), and secrets.
+field: PostgreSQL cannot store them), lone surrogates (`check_text`: what Python makes of bytes
+that were not UTF-8, which no store can encode), and secrets.
 
 The detector lives in `cairn.secretscan` (its module docstrings list the rules); this module is
 its public face. In short, secrets are found in two layers, the first claim on a stretch of
@@ -26,6 +27,9 @@ whitespace collapsed, truncated), so normalising cannot hide a secret from the c
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import PurePath
 
 from cairn.errors import InvalidInput, Refused
 from cairn.secretscan import (
@@ -154,3 +158,40 @@ def loggable(text: str, *, limit: int = LOGGED_QUERY_CHARS) -> str:
     its kind (`[secret: github_token]`), NULs made visible, at most `limit` characters."""
     masked = redact(text).replace("\x00", "\ufffd")
     return masked if len(masked) <= limit else masked[: limit - 1] + "…"
+
+
+# Stop walking a pathological argument there; the callee refuses it anyway.
+_MAX_ITEMS = 100_000
+
+
+def surrogate_at(text: str) -> int | None:
+    """The index of the first lone surrogate in `text`, if any."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def check_text(name: str, value: object) -> None:
+    """Refuse `value` (a string, or containers of them) if any string holds a lone surrogate."""
+    stack: list[tuple[str, object]] = [(name, value)]
+    seen = 0
+    while stack and seen < _MAX_ITEMS:
+        where, item = stack.pop()
+        seen += 1
+        if isinstance(item, PurePath):
+            item = str(item)
+        if isinstance(item, str):
+            index = surrogate_at(item)
+            if index is not None:
+                raise InvalidInput(
+                    f"{where} is not valid Unicode: character {index + 1} is a lone surrogate "
+                    f"(U+{ord(item[index]):04X}), which cannot be stored; send the text as UTF-8."
+                )
+        elif isinstance(item, Mapping):
+            for key, nested in item.items():
+                stack.append((f"{where} key", key))
+                stack.append((f"{where}[{key!r}]", nested))
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend((f"{where}[{i}]", nested) for i, nested in enumerate(item))

@@ -24,7 +24,6 @@ from cairn.context import Context
 from cairn.embeddings.base import MAX_EMBED_CHARS, Vector, fit_dimensions
 from cairn.errors import CairnError, InvalidInput, UnknownType
 from cairn.evidence import check_cites, record_cites
-from cairn.guard import check_text
 from cairn.indexing import index_memory
 from cairn.lifecycle import note_restatement
 from cairn.models import (
@@ -39,7 +38,7 @@ from cairn.models import (
     default_durability,
 )
 from cairn.refs import event_ref, memory_ref
-from cairn.refusal import check_content, check_strings, safe_echo
+from cairn.refusal import check_content, check_strings, check_text, safe_echo
 from cairn.scope import current_branch
 from cairn.sessions.ledger import claim_scope, require_open
 from cairn.sessions.relations import check_relations, relate

@@ -31,13 +31,26 @@ def _text_parameters() -> list[tuple[str, str, str]]:
         func = member.__func__ if isinstance(member, classmethod) else member
         if name.startswith("_") or not inspect.isfunction(func):
             continue
-        for param in list(inspect.signature(func).parameters.values())[1:]:
-            annotation = str(param.annotation)
+        for param_name, annotation in _annotated_parameters(func):
             if annotation.startswith("IO["):
                 continue  # a file to write to, not text
             if "str" in annotation or "Mapping" in annotation:
-                found.append((name, param.name, annotation))
+                found.append((name, param_name, annotation))
     return found
+
+
+def _annotated_parameters(func: Any) -> Iterator[tuple[str, str]]:
+    """(name, annotation) of each parameter after self; `**options: Unpack[SomeOptions]` is
+    spread into the keywords it stands for (`Cairn.open` passes `Cairn`'s on that way)."""
+    for param in list(inspect.signature(func).parameters.values())[1:]:
+        annotation = str(param.annotation)
+        if param.kind is param.VAR_KEYWORD and annotation.startswith("Unpack["):
+            typed = annotation.removeprefix("Unpack[").removesuffix("]")
+            options = inspect.unwrap(func).__globals__[typed]
+            for key, hint in options.__annotations__.items():  # ForwardRefs: the source text
+                yield key, str(getattr(hint, "__forward_arg__", hint))
+        else:
+            yield param.name, annotation
 
 
 # remember_many checks its items one by one: see test_batch_refuses_only_the_bad_item.
@@ -67,11 +80,11 @@ def _hostile(annotation: str, text: str) -> Any:
 def _call(mem: Cairn, method: str, target: str, value: Any) -> Any:
     member = inspect.getattr_static(Cairn, method)
     func = member.__func__ if isinstance(member, classmethod) else member
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, Any] = {target: value}  # by name, also when `**options` takes it
     for param in list(inspect.signature(func).parameters.values())[1:]:
         if param.name == target:
-            kwargs[param.name] = value
-        elif param.default is inspect.Parameter.empty and param.kind is not param.VAR_KEYWORD:
+            continue
+        if param.default is inspect.Parameter.empty and param.kind is not param.VAR_KEYWORD:
             kwargs[param.name] = "x"
     return getattr(mem, method)(**kwargs)
 

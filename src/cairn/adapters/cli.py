@@ -1,109 +1,32 @@
 """The `cairn` command: a thin adapter over `cairn.Cairn`.
 
-Each command opens the store, makes one call, and prints the result (`--json` on every read).
-A `CairnError` becomes one line on stderr and exit status 2; whatever else fails is caught once,
-at the top (`cli_root.CairnGroup`), and reported the same way.
+This module only assembles the command group: the root group and its `--store` option here,
+the commands in their own modules (`cli_memory.py`, `cli_sessions.py`, ...), which share
+`cli_common.py`. Each command opens the store, makes one call, and prints the result (`--json`
+on every read). A `CairnError` becomes one line on stderr and exit status 2; whatever else
+fails is caught once, at the top (`cli_root.CairnGroup`), and reported the same way.
 """
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from functools import wraps
-from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
-
 import click
 
+from cairn.adapters import (
+    cli_bench,
+    cli_code,
+    cli_demo,
+    cli_import,
+    cli_lessons,
+    cli_mcp,
+    cli_memory,
+    cli_migrate,
+    cli_reindex,
+    cli_sessions,
+    cli_store,
+)
+from cairn.adapters.cli_common import reports_errors
 from cairn.adapters.cli_root import CairnGroup
 from cairn.config import Settings
-from cairn.core import Cairn
-from cairn.errors import CairnError, InvalidInput, NotFound, StoreError
-from cairn.models import GetResult, MemoryRecord, RecallResult, to_jsonable
-from cairn.stats import page_lines
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-EXIT_USAGE = 2
-
-
-def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Turn cairn's own errors into one clear line and exit status 2."""
-
-    @wraps(func)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return func(*args, **kwargs)
-        except CairnError as exc:
-            click.echo(f"error: {exc.message}", err=True)
-            sys.exit(EXIT_USAGE)
-
-    return wrapper
-
-
-def store_location(ctx: click.Context) -> str:
-    """Where the store is; a `--store` file in a missing directory is refused, not created
-    (a mistyped path would otherwise grow a new, empty store somewhere unexpected)."""
-    location: str = ctx.obj["store"]
-    if ctx.obj.get("explicit") and not location.startswith(("postgresql://", "postgres://")):
-        path = location[len("sqlite:///") - 1 :] if location.startswith("sqlite:///") else location
-        parent = Path(path).expanduser().parent
-        if path != ":memory:" and not parent.is_dir():
-            raise StoreError(
-                f"the directory {parent} of --store {location} does not exist; create it "
-                f"(mkdir -p {parent}) or pass another --store."
-            )
-    return location
-
-
-@contextmanager
-def opened(ctx: click.Context) -> Iterator[Cairn]:
-    """The store for one command. The command exits right after its write, so consolidation a
-    write makes due runs as a detached process, not on a thread the exit would cut short."""
-    settings: Settings = ctx.obj["settings"]
-    mem = Cairn.open(
-        store_location(ctx), settings=settings, integration="cli", background="process"
-    )
-    try:
-        yield mem
-    finally:
-        mem.close()
-
-
-def stdin_text() -> str:
-    """Standard input as text. Bytes that are not UTF-8 become lone surrogates, which the call
-    then refuses by name instead of failing here with a decoding traceback."""
-    return sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
-
-
-def emit_json(value: Any) -> None:
-    click.echo(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2))
-
-
-scope_option = click.option("--scope", help="Scope as kind:id (default: detected from --cwd).")
-cwd_option = click.option(
-    "--cwd", type=click.Path(file_okay=False), help="Directory whose repository gives the scope."
-)
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-session_option = click.option("--session-id", help="The open session (from `cairn activate`).")
-
-
-def json_object(text: str | None, option: str) -> dict[str, Any] | None:
-    """Parse an option holding a JSON object; a clear error when it holds anything else."""
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{option} is not valid JSON ({exc.msg}); give an object.") from None
-    except RecursionError:
-        raise InvalidInput(f"{option} nests too deeply to read; give a flat object.") from None
-    if not isinstance(value, dict):
-        raise InvalidInput(f'{option} must be a JSON object such as {{"platform": "iOS"}}.')
-    return value
 
 
 @click.group(cls=CairnGroup)
@@ -124,364 +47,29 @@ def main(ctx: click.Context, store: str | None) -> None:
     }
 
 
-@main.command()
-@click.argument("content")
-@click.option(
-    "--type",
-    "mtype",
-    required=True,
-    help="fact, preference, decision, constraint, "
-    "instruction, lesson, warning, open_question, task or artifact.",
-)
-@scope_option
-@cwd_option
-@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
-@click.option("--reason", help="Why this is worth remembering.")
-@click.option(
-    "--source-ref",
-    help="What it is about: path, dir/, glob, path:10-24, path::Symbol, commit:<sha> or a URL.",
-)
-@click.option("--summary", help="One-line summary (default: the first 200 characters).")
-@click.option("--weight", type=float, help="Initial importance from 0 to 1 (default 0.5).")
-@click.option("--durability", type=click.Choice(["episodic", "semantic", "permanent"]))
-@click.option("--pinned", is_flag=True, help="Always include in briefs; never decays.")
-@click.option("--occurred-at", help="When it happened (RFC 3339), if not now.")
-@click.option("--no-dedup", is_flag=True, help="Store even if an equal memory exists.")
-@session_option
-@click.option("--used", multiple=True, help="A memory that shaped this claim (repeatable).")
-@click.option("--relates-to", multiple=True, help="A memory this claim relates to (repeatable).")
-@json_option
-@click.pass_context
-@reports_errors
-def remember(ctx: click.Context, /, content: str, mtype: str, **opts: Any) -> None:
-    """Remember a durable claim. CONTENT '-' reads it from stdin; content that starts with
-    '-' goes after '--' (cairn remember --type fact -- '-v prints the version')."""
-    if content == "-":
-        content = stdin_text()
-    as_json, dedup = opts.pop("as_json"), not opts.pop("no_dedup")
-    for name in ("tags", "used", "relates_to"):
-        opts[name] = list(opts[name]) or None
-    with opened(ctx) as mem:
-        result = mem.remember(content, type=mtype, dedup=dedup, **opts)
-    if as_json:
-        emit_json(result)
-        return
-    extra = f" (similarity {result.similarity})" if result.similarity is not None else ""
-    click.echo(f"{result.memory_id} {result.disposition}{extra} [{result.type}] {result.scope}")
-    if result.may_update:
-        click.echo(
-            f"  may update {result.may_update} ({result.changed}); both are kept: "
-            f"cairn tidy proposes the correction"
-        )
-
-
-@main.command()
-@click.argument("query")
-@scope_option
-@cwd_option
-@click.option("--limit", type=int, default=8, show_default=True, help="At most 25.")
-@click.option("--as-of", help="Answer from what was believed at the end of this day.")
-@click.option("--type", "types", multiple=True, help="Only these types (repeatable).")
-@click.option("--tag", "tags", multiple=True, help="Only memories with one of these tags.")
-@click.option("--since", help="Only memories that occurred on or after this date.")
-@click.option("--until", help="Only memories that occurred on or before this date.")
-@click.option("--also", multiple=True, help="Another phrasing, searched too (up to 3).")
-@click.option("--no-cut", is_flag=True, help="Top LIMIT by rank: no relative cut, no abstention.")
-@click.option(
-    "--include-resting", is_flag=True, help="No effect: resting memories are always searched."
-)
-@click.option("--explain", is_flag=True, help="Show each hit's score breakdown.")
-@click.option(
-    "--kind",
-    type=click.Choice(["all", "memories", "pages"]),
-    default="all",
-    show_default=True,
-    help="Memories, the project's docs (pages), or both.",
-)
-@session_option
-@click.option("--task-context", help='Facts steering this session\'s recalls, as JSON: {"k": "v"}.')
-@click.option(
-    "--evidence",
-    type=click.Choice(["references", "full"]),
-    default="references",
-    help="full adds the source records' text (1000 characters each).",
-)
-@json_option
-@click.pass_context
-@reports_errors
-def recall(ctx: click.Context, /, query: str, **opts: Any) -> None:
-    """Recall memories relevant to QUERY."""
-    as_json, cut = opts.pop("as_json"), not opts.pop("no_cut")
-    for name in ("types", "tags", "also"):
-        opts[name] = list(opts[name]) or None
-    opts["task_context"] = json_object(opts["task_context"], "--task-context")
-    with opened(ctx) as mem:
-        result = mem.recall(query, cut=cut, **opts)
-    if as_json:
-        emit_json(result)
-    else:
-        print_recall(result)
-
-
-@main.command()
-@click.argument("text")
-@scope_option
-@cwd_option
-@click.option("--limit", type=int, help="At most this many (default and maximum 20).")
-@json_option
-@click.pass_context
-@reports_errors
-def query(ctx: click.Context, /, text: str, **opts: Any) -> None:
-    """The memories nearest to TEXT by embedding alone (no keywords, no cut)."""
-    as_json = opts.pop("as_json")
-    with opened(ctx) as mem:
-        found = mem.query(text, **opts)
-    if as_json:
-        emit_json(found)
-        return
-    for hit in found:
-        click.echo(f"{hit.ref}  {hit.score:.4f}  [{hit.type}]  {hit.summary}")
-    if not found:
-        click.echo("no memories in this scope yet")
-
-
-def print_recall(result: RecallResult) -> None:
-    if result.needs_reindex:
-        click.echo(f"note: {result.needs_reindex.message}", err=True)
-    if not result.hits and not result.procedures:
-        click.echo(f"nothing found in {result.scope} for {result.query!r} ({result.retrieval_id})")
-        return
-    for hit in result.hits:
-        flags = " weak" if hit.weak else ""
-        flags += " resting" if hit.resting else ""
-        flags += " stale-vector" if hit.stale_vector else ""
-        flags += f" associated via {hit.via}" if hit.pathway == "associated" else ""
-        flags += f" conflicts with {', '.join(hit.conflicts_with)}" if hit.conflicts_with else ""
-        until = f" until {hit.until:%Y-%m-%d}" if hit.until else ""
-        source = f" ({hit.source_ref})" if hit.source_ref else ""
-        click.echo(
-            f"{hit.ref}  {hit.score:.4f}  [{hit.type}]{flags}{until}  {hit.summary}{source}"
-            f"  citation:{hit.citation}{_lines(hit.citation_lines)}"
-        )
-        if hit.kind == "brief" and hit.content:
-            for line in hit.content.splitlines():
-                click.echo(f"    {line}")
-        if hit.explain:
-            click.echo("    " + "  ".join(f"{k}={v:.4f}" for k, v in hit.explain.items()))
-    for procedure in result.procedures:
-        click.echo(
-            f"{procedure.procedure_id}  {procedure.score:.4f}  [procedure]  {procedure.goal}"
-        )
-    click.echo(f"({len(result.hits)} hits, {result.retrieval_id})")
-
-
-@main.command()
-@click.argument("refs", nargs=-1, required=True)
-@scope_option
-@cwd_option
-@json_option
-@click.pass_context
-@reports_errors
-def show(
-    ctx: click.Context, refs: tuple[str, ...], scope: str | None, cwd: str | None, as_json: bool
-) -> None:
-    """Show full records (with history) for REFS."""
-    with opened(ctx) as mem:
-        result = mem.get_memory(list(refs), scope=scope, cwd=cwd)
-    if not result.records:
-        raise NotFound(
-            f"no memory {', '.join(result.unknown)} in this scope; check the ref, or pass the "
-            "--scope it was stored in (`cairn recall` lists refs)."
-        )
-    if as_json:
-        emit_json(result)
-    else:
-        print_records(result)
-
-
-def _lines(lines: tuple[int, int] | None) -> str:
-    return f" (now lines {lines[0]}-{lines[1]})" if lines else ""
-
-
-def _print_evidence(evidence: Mapping[str, Any]) -> None:
-    clients = evidence.get("clients")
-    if isinstance(clients, Mapping) and clients:
-        shown = [
-            f"{name} ({', '.join(f'{k} {v}' for k, v in tally.items())})"
-            for name, tally in clients.items()
-            if isinstance(tally, Mapping)
-        ]
-        click.echo(f"  by client: {'; '.join(shown)}")
-    for act in evidence.get("acts") or []:
-        if isinstance(act, Mapping):
-            click.echo(
-                f"  {act.get('act')}: {act.get('kind')} {act.get('subject')} {act.get('effect')}"
-                f"  (undo: cairn undo-act {act.get('act')})"
-            )
-    if evidence.get("rest"):
-        click.echo(f"  resting: {evidence['rest']}")
-
-
-def print_records(result: GetResult) -> None:
-    for record in result.records:
-        print_record(record)
-    if result.unknown:
-        click.echo(f"unknown: {', '.join(result.unknown)}")
-
-
-def print_record(record: MemoryRecord) -> None:
-    m = record.memory
-    click.echo(f"{m.ref} [{m.type}] {m.status}{' pinned' if m.pinned else ''} scope={m.scope}")
-    click.echo(
-        f"  written {m.written_at:%Y-%m-%d %H:%M:%S}Z  occurred {m.occurred_at:%Y-%m-%d}"
-        + (f"  until {m.until:%Y-%m-%d %H:%M:%S}Z" if m.until else "")
-    )
-    click.echo(
-        f"  citation: {record.citation}{_lines(record.citation_lines)}"
-        f"  source_ref: {m.source_ref or '-'}"
-    )
-    click.echo(f"  tags: {', '.join(m.tags) or '-'}  reason: {m.reason or '-'}")
-    if record.retire_reason:
-        click.echo(f"  retired because: {record.retire_reason}")
-    if record.may_update:
-        click.echo(f"  may update: {', '.join(record.may_update)}")
-    if record.may_be_updated_by:
-        click.echo(f"  may be updated by: {', '.join(record.may_be_updated_by)}")
-    click.echo(
-        f"  cited {m.cited}  confirmed {m.confirmed}  contradicted {m.contradicted}"
-        f"  accessed {m.access_count}"
-    )
-    _print_evidence(m.evidence)
-    for line in m.content.splitlines() or [""]:
-        click.echo(f"  | {line}")
-    for entry in record.replaced:
-        click.echo(
-            f"  replaced {entry.ref} (until {entry.until:%Y-%m-%d}): {entry.summary}"
-            if entry.until
-            else f"  replaced {entry.ref}: {entry.summary}"
-        )
-    for entry in record.replaced_by_chain:
-        click.echo(f"  replaced by {entry.ref}: {entry.summary}")
-
-
-@main.command()
-@click.argument("ref")
-@click.argument("content")
-@click.option("--reason", required=True, help="Why the claim changed.")
-@scope_option
-@cwd_option
-@json_option
-@click.pass_context
-@reports_errors
-def correct(ctx: click.Context, /, ref: str, content: str, reason: str, **opts: Any) -> None:
-    """Write a new version of REF with CONTENT; the old version keeps its history. Content
-    that starts with '-' goes after '--'."""
-    as_json = opts.pop("as_json")
-    with opened(ctx) as mem:
-        result = mem.correct(ref, content, reason=reason, **opts)
-    if as_json:
-        emit_json(result)
-    else:
-        click.echo(f"{result.memory_id} replaces {ref}")
-
-
-@main.command()
-@click.argument("ref")
-@click.option("--reason", required=True, help="Why it no longer holds.")
-@scope_option
-@cwd_option
-@click.pass_context
-@reports_errors
-def forget(ctx: click.Context, /, ref: str, reason: str, **opts: Any) -> None:
-    """Retire REF: recall stops returning it; --as-of before now still does."""
-    with opened(ctx) as mem:
-        mem.forget(ref, reason=reason, **opts)
-    click.echo(f"{ref} retired")
-
-
-@main.command()
-@click.argument("ref")
-@scope_option
-@cwd_option
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@click.pass_context
-@reports_errors
-def purge(ctx: click.Context, /, ref: str, yes: bool, **opts: Any) -> None:
-    """Erase REF and every version of it for good (tombstone events remain)."""
-    if not yes:
-        if not sys.stdin.isatty():
-            raise InvalidInput(
-                f"purge erases {ref} for good and asks first, but there is no terminal to ask "
-                "on; pass --yes to confirm."
-            )
-        click.confirm(f"Erase {ref} and every version of it permanently?", abort=True)
-    with opened(ctx) as mem:
-        tombstone = mem.purge(ref, **opts)
-    click.echo(f"{ref} purged (tombstone {tombstone})")
-
-
-@main.command()
-@scope_option
-@cwd_option
-@click.option("--all", "all_scopes", is_flag=True, help="Every scope in the store.")
-@json_option
-@click.pass_context
-@reports_errors
-def stats(ctx: click.Context, /, as_json: bool, **opts: Any) -> None:
-    """Counts by type, status and scope; vectors; store size; citation health; recall hit,
-    used and helped rates; index freshness; pages indexed and skipped (and why)."""
-    with opened(ctx) as mem:
-        result = mem.stats(**opts)
-    if as_json:
-        emit_json(result)
-        return
-    click.echo(
-        f"{result['memories']} memories in {result['store']['location']} "
-        f"({result['store']['size_bytes']} bytes)"
-    )
-    for title in ("by_type", "by_status", "by_scope", "vectors", "citations", "recall", "index"):
-        counts = result.get(title) or {}
-        click.echo(f"{title}: " + (", ".join(f"{k}={v}" for k, v in counts.items()) or "-"))
-    for line in page_lines(result.get("pages")):
-        click.echo(line)
-
-
 def register(command: click.Command) -> None:
     main.add_command(command)
 
 
-def _load_plugins() -> None:
-    # Command groups that live in their own modules keep this file small.
-    from cairn.adapters import (
-        cli_bench,
-        cli_code,
-        cli_demo,
-        cli_import,
-        cli_lessons,
-        cli_mcp,
-        cli_migrate,
-        cli_reindex,
-        cli_sessions,
-        cli_store,
-    )
-
-    register(cli_bench.bench)
-    register(cli_demo.demo)
-    register(cli_migrate.migrate_command)
-    register(cli_reindex.reindex_command)
-    register(cli_mcp.mcp_command)
-    register(cli_mcp.serve_command)
-    register(cli_store.export_cmd)
-    register(cli_store.check_cmd)
-    register(cli_import.import_cmd)
-    for command in cli_sessions.COMMANDS:
-        register(command)
-    for command in cli_code.COMMANDS:
-        register(command)
-    for command in cli_lessons.COMMANDS:
+def _register_all() -> None:
+    for command in (
+        *cli_memory.COMMANDS,
+        cli_bench.bench,
+        cli_demo.demo,
+        cli_migrate.migrate_command,
+        cli_reindex.reindex_command,
+        cli_mcp.mcp_command,
+        cli_mcp.serve_command,
+        cli_store.export_cmd,
+        cli_store.check_cmd,
+        cli_import.import_cmd,
+        *cli_sessions.COMMANDS,
+        *cli_code.COMMANDS,
+        *cli_lessons.COMMANDS,
+    ):
         register(command)
     for command in cli_lessons.HOOK_COMMANDS:  # `cairn hook claude-code|serve|stop`
         cli_code.hook.add_command(command)
 
 
-_load_plugins()
+_register_all()

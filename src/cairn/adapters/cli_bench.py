@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from cairn.adapters.cli import reports_errors
+from cairn.adapters.cli_common import reports_errors
 from cairn.config import Settings
 
 

@@ -15,13 +15,14 @@ from typing import Any
 
 import click
 
-from cairn.adapters.cli import (
+from cairn.adapters.cli_common import (
     cwd_option,
     emit_json,
     json_option,
+    located,
     opened,
+    reply,
     reports_errors,
-    scope_option,
     stdin_text,
     store_location,
 )
@@ -51,8 +52,7 @@ def branch() -> None:
 @branch.command("goal")
 @click.argument("text", required=False)
 @click.option("--branch", "name", help="Another branch than the one checked out.")
-@scope_option
-@cwd_option
+@located
 @json_option
 @click.pass_context
 @reports_errors
@@ -73,8 +73,7 @@ def branch_goal(ctx: click.Context, /, text: str | None, name: str | None, **opt
 
 
 @branch.command("brief")
-@scope_option
-@cwd_option
+@located
 @json_option
 @click.pass_context
 @reports_errors
@@ -83,10 +82,7 @@ def branch_brief(ctx: click.Context, /, **opts: Any) -> None:
     as_json = opts.pop("as_json")
     with opened(ctx) as mem:
         found = mem.branch_brief(**opts)
-    if as_json:
-        emit_json(found)
-    else:
-        print_brief(found)
+    reply(found, as_json, print_brief)
 
 
 def print_brief(found: BranchBrief | None) -> None:
@@ -146,8 +142,7 @@ def observe() -> None:
 
 def _act_command(kind: str, argument: str, help_text: str) -> click.Command:
     @click.argument(argument)
-    @scope_option
-    @cwd_option
+    @located
     @json_option
     @click.pass_context
     @reports_errors
@@ -155,10 +150,7 @@ def _act_command(kind: str, argument: str, help_text: str) -> click.Command:
         subject = opts.pop(argument)
         with opened(ctx) as mem:
             result = getattr(mem, f"observe_{kind}")(subject, **opts)
-        if as_json:
-            emit_json(result)
-        else:
-            print_act(result)
+        reply(result, as_json, print_act)
 
     command.__doc__ = help_text
     return observe.command(kind)(command)
@@ -171,8 +163,7 @@ _act_command("discard", "branch", "BRANCH was dropped unmerged: contradict what 
 
 @click.command("undo-act")
 @click.argument("act_id")
-@scope_option
-@cwd_option
+@located
 @json_option
 @click.pass_context
 @reports_errors
@@ -180,10 +171,7 @@ def undo_act(ctx: click.Context, /, act_id: str, as_json: bool, **opts: Any) -> 
     """Take back ACT_ID (act_N): its confirmations or contradictions."""
     with opened(ctx) as mem:
         result = mem.undo_act(act_id, **opts)
-    if as_json:
-        emit_json(result)
-    else:
-        print_act(result)
+    reply(result, as_json, print_act)
 
 
 def print_act(result: ActResult) -> None:
@@ -203,8 +191,7 @@ def print_act(result: ActResult) -> None:
 
 # tidy --------------------------------------------------------------------------------------
 @click.group(invoke_without_command=True)
-@scope_option
-@cwd_option
+@located
 @click.option("--skills-dir", help="Where skill files go, relative to the repository root "
               "(default .claude/skills).")  # fmt: skip
 @json_option
@@ -216,10 +203,7 @@ def tidy(ctx: click.Context, /, as_json: bool, **opts: Any) -> None:
         return
     with opened(ctx) as mem:
         proposals = mem.tidy(**opts)
-    if as_json:
-        emit_json(proposals)
-    else:
-        print_proposals(proposals)
+    reply(proposals, as_json, print_proposals)
 
 
 def print_proposals(proposals: list[Proposal]) -> None:
@@ -237,8 +221,7 @@ def print_proposals(proposals: list[Proposal]) -> None:
 
 def _decision_command(verb: str) -> click.Command:
     @click.argument("proposal_id")
-    @scope_option
-    @cwd_option
+    @located
     @json_option
     @click.pass_context
     @reports_errors

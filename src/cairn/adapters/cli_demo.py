@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from cairn.adapters.cli import opened, print_recall, reports_errors
+from cairn.adapters.cli_common import opened, reports_errors
+from cairn.adapters.cli_memory import print_recall
 
 DEMO_SCOPE = "project:demo/cairn-quickstart"
 

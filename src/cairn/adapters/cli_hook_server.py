@@ -14,7 +14,7 @@ import time
 
 import click
 
-from cairn.adapters.cli import reports_errors
+from cairn.adapters.cli_common import reports_errors
 from cairn.adapters.hook_client import Unanswered, ask, request_bytes, runtime_paths
 from cairn.adapters.hook_server import DEFAULT_IDLE_SECONDS, serve
 from cairn.errors import Conflict

@@ -11,7 +11,7 @@ from dataclasses import asdict
 
 import click
 
-from cairn.adapters.cli import emit_json, json_option, opened, reports_errors
+from cairn.adapters.cli_common import emit_json, json_option, opened, reports_errors
 from cairn.adapters.cli_progress import lines_with_progress
 from cairn.errors import InvalidInput
 from cairn.exchange import is_empty

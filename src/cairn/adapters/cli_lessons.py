@@ -18,12 +18,14 @@ from typing import Any
 import click
 
 from cairn.adapters.agent_hooks import CLAUDE_CODE, GENERIC, answer_in_process
-from cairn.adapters.cli import (
+from cairn.adapters.cli_common import (
     cwd_option,
     emit_json,
     json_object,
     json_option,
+    located,
     opened,
+    reply,
     reports_errors,
     scope_option,
     session_option,
@@ -51,8 +53,7 @@ def _run_hook(ctx: click.Context, kind: str, overrides: dict[str, Any] | None = 
 @click.option("--path", "paths", multiple=True, help="A file the tool touches (repeatable).")
 @click.option("--stdin", "from_stdin", is_flag=True, help="Read one call as JSON on stdin.")
 @click.option("--hook", type=click.Choice([CLAUDE_CODE]), help="Answer an agent's hook event.")
-@scope_option
-@cwd_option
+@located
 @session_option
 @click.option("--limit", type=int, default=3, show_default=True, help="At most 10.")
 @json_option
@@ -129,10 +130,7 @@ def mute(ctx: click.Context, /, mtype: str | None, as_json: bool, **opts: Any) -
     """Stop lessons of a type, with a tag, or on a path, in the scope."""
     with opened(ctx) as mem:
         rule = mem.mute_lessons(type=mtype, **opts)
-    if as_json:
-        emit_json(rule)
-    else:
-        click.echo(rule.describe())
+    reply(rule, as_json, lambda done: click.echo(done.describe()))
 
 
 @lessons.command("unmute")
@@ -143,15 +141,12 @@ def unmute(ctx: click.Context, /, mtype: str | None, as_json: bool, **opts: Any)
     """Remove a mute rule of the scope."""
     with opened(ctx) as mem:
         removed = mem.unmute_lessons(type=mtype, **opts)
-    if as_json:
-        emit_json({"removed": removed})
-    else:
-        click.echo("mute rule removed" if removed else "no such mute rule in this scope")
+    said = "mute rule removed" if removed else "no such mute rule in this scope"
+    reply({"removed": removed}, as_json, lambda _: click.echo(said))
 
 
 @lessons.command("list")
-@scope_option
-@cwd_option
+@located
 @json_option
 @click.pass_context
 @reports_errors
@@ -159,10 +154,7 @@ def list_mutes(ctx: click.Context, /, as_json: bool, **opts: Any) -> None:
     """The mute rules that apply in the scope (its own and global's)."""
     with opened(ctx) as mem:
         rules = mem.lesson_mutes(**opts)
-    if as_json:
-        emit_json(rules)
-    else:
-        print_rules(rules)
+    reply(rules, as_json, print_rules)
 
 
 def print_rules(rules: list[MuteRule]) -> None:

@@ -6,7 +6,7 @@ import secrets
 
 import click
 
-from cairn.adapters.cli import reports_errors
+from cairn.adapters.cli_common import reports_errors
 from cairn.config import Settings
 from cairn.errors import InvalidInput
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cairn.adapters.cli import emit_json, json_option, reports_errors
+from cairn.adapters.cli_common import emit_json, json_option, reports_errors
 from cairn.migrate import DEFAULT_BATCH, MigrationResult, migrate, rows_to_copy
 from cairn.store import open_store
 from cairn.store.base import Store

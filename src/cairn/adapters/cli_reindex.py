@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from cairn.adapters.cli import emit_json, json_option, opened, reports_errors
+from cairn.adapters.cli_common import emit_json, json_option, opened, reports_errors
 from cairn.reindex import DEFAULT_BATCH, MAX_BATCH
 
 

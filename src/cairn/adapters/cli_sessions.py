@@ -11,27 +11,26 @@ from typing import Any
 
 import click
 
-from cairn.adapters.cli import (
-    cwd_option,
+from cairn.adapters.cli_common import (
     emit_json,
     json_object,
     json_option,
+    located,
     opened,
+    reply,
     reports_errors,
-    scope_option,
     session_option,
 )
 from cairn.errors import InvalidInput
 from cairn.models import Hit
-from cairn.sessions.models import Brief, BriefMemory, TraceLine
+from cairn.sessions.models import Brief, BriefMemory, EpisodesResult, HistoryResult, TraceLine
 
 _USED = {"used": True, "unused": False}
 
 
 @click.command()
 @click.argument("task")
-@scope_option
-@cwd_option
+@located
 @click.option("--task-context", help='Facts about the task as JSON, e.g. {"platform": "iOS"}.')
 @json_option
 @click.pass_context
@@ -42,10 +41,7 @@ def activate(ctx: click.Context, /, task: str, task_context: str | None, **opts:
     context = json_object(task_context, "--task-context")
     with opened(ctx) as mem:
         brief = mem.activate(task, task_context=context, **opts)
-    if as_json:
-        emit_json(brief)
-    else:
-        print_brief(brief)
+    reply(brief, as_json, print_brief)
 
 
 def print_brief(brief: Brief) -> None:
@@ -201,8 +197,7 @@ def end(ctx: click.Context, /, session_id: str, summary: str | None) -> None:
 
 @click.command()
 @click.argument("note")
-@scope_option
-@cwd_option
+@located
 @session_option
 @click.pass_context
 @reports_errors
@@ -228,8 +223,7 @@ def log_progress(ctx: click.Context, /, session_id: str, text: str, used: tuple[
 
 @click.command()
 @click.argument("timestamp")
-@scope_option
-@cwd_option
+@located
 @json_option
 @click.pass_context
 @reports_errors
@@ -237,16 +231,12 @@ def episodes(ctx: click.Context, /, timestamp: str, as_json: bool, **opts: Any) 
     """The trace around TIMESTAMP ("YYYY-MM-DD HH:MM:SS", UTC when no zone)."""
     with opened(ctx) as mem:
         result = mem.episodes(timestamp, **opts)
-    if as_json:
-        emit_json(result)
-    else:
-        _print_lines(result.lines, f"nothing in the trace of {result.scope}")
+    reply(result, as_json, _print_trace)
 
 
 @click.command()
 @click.option("--max-chars", type=int, help="At most this many characters (default max_history).")
-@scope_option
-@cwd_option
+@located
 @json_option
 @click.pass_context
 @reports_errors
@@ -254,10 +244,11 @@ def history(ctx: click.Context, /, max_chars: int | None, as_json: bool, **opts:
     """The most recent lines of the trace, pins included, for the next turn."""
     with opened(ctx) as mem:
         result = mem.history(max_chars, **opts)
-    if as_json:
-        emit_json(result)
-    else:
-        _print_lines(result.lines, f"nothing in the trace of {result.scope}")
+    reply(result, as_json, _print_trace)
+
+
+def _print_trace(result: EpisodesResult | HistoryResult) -> None:
+    _print_lines(result.lines, f"nothing in the trace of {result.scope}")
 
 
 def _print_lines(lines: tuple[TraceLine, ...], empty: str) -> None:

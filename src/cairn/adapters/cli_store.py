@@ -18,7 +18,7 @@ from typing import IO
 
 import click
 
-from cairn.adapters.cli import emit_json, json_option, opened, reports_errors, store_location
+from cairn.adapters.cli_common import emit_json, json_option, opened, reports_errors, store_location
 from cairn.adapters.cli_progress import writing_with_progress
 from cairn.config import Settings
 from cairn.core import Cairn

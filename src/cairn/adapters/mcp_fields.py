@@ -126,6 +126,8 @@ Used = Annotated[
 Refs = Annotated[list[str], Field(description="Refs, e.g. ['mem_12'].")]
 Ref = Annotated[str, Field(description="e.g. mem_12.")]
 Reason = Annotated[str, Field(description="Why: the change, or why it no longer holds.")]
+ProposalId = Annotated[str, Field(description="From tidy.")]
+NoteText = Annotated[str, Field(description="A working note: a result, plan or checklist.")]
 TaskContext = Annotated[
     dict[str, Any] | None,
     Field(description='Facts about the task, e.g. {"platform": "iOS"}; extra search cues.'),

@@ -17,6 +17,7 @@ from cairn.context import Context
 from cairn.errors import InvalidInput
 from cairn.importers import agent_files, basic_memory, cairn_export, mcp_memory, mem0
 from cairn.importers.apply import Importer
+from cairn.importers.files import given_path
 from cairn.importers.model import Batch, Report
 from cairn.scope import resolve_scope
 
@@ -74,14 +75,7 @@ def _batches(
 
 
 def _file(path: Path) -> Path:
-    try:
-        found = path.is_file()
-    except OSError:  # a name too long, a loop of links: not a file either
-        found = False
-    if not found:
-        shown = str(path)[:200]
-        raise InvalidInput(f"{shown} is not a file; give the path of the export to read.")
-    return path
+    return given_path(path, Path.is_file, "is not a file; give the path of the export to read.")
 
 
 def _source_context(ctx: Context, system: str) -> Context:

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from cairn.errors import InvalidInput
-from cairn.importers.files import read_source
+from cairn.importers.files import given_path, read_source
 from cairn.importers.markdown import split_frontmatter
 from cairn.importers.model import Batch, Item
 from cairn.timeutil import parse_when
@@ -30,13 +30,7 @@ _SECTION = re.compile(r"^##\s+(.*?)\s*$")
 
 
 def batch(folder: Path, scope: str) -> Batch:
-    try:
-        found = folder.is_dir()
-    except OSError:  # a name too long, a loop of links: not a folder either
-        found = False
-    if not found:
-        shown = str(folder)[:200]
-        raise InvalidInput(f"{shown} is not a folder; give the basic-memory project folder.")
+    given_path(folder, Path.is_dir, "is not a folder; give the basic-memory project folder.")
     items: list[Item] = []
     problems: list[str] = []
     for relative in _notes(folder):

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from cairn.errors import InvalidInput
 
 MAX_FILE_BYTES = 1 << 20
 
@@ -16,6 +19,18 @@ MAX_FILE_BYTES = 1 << 20
 class Read:
     text: str | None
     problem: str | None = None
+
+
+def given_path(path: Path, is_kind: Callable[[Path], bool], refusal: str) -> Path:
+    """`path` when `is_kind(path)` (`Path.is_file`, `Path.is_dir`) holds; else `InvalidInput`
+    naming the path (clipped) and then saying `refusal` (what it is not, what to give)."""
+    try:
+        found = is_kind(path)
+    except OSError:  # a name too long, a loop of links: not a file or folder either
+        found = False
+    if not found:
+        raise InvalidInput(f"{str(path)[:200]} {refusal}")
+    return path
 
 
 def read_source(path: Path, inside: Path, shown: str) -> Read:

@@ -69,10 +69,7 @@ def confirm_memory(
         NewEvent("confirm", after.scope, event_session, ctx.clock(), ctx.integration, after.id,
                  {"ref": after.ref, "outcome": outcome, "session": session_key})
     )  # fmt: skip
-    return ConfirmResult(
-        ref=after.ref, outcome=outcome, counted=outcome == "confirmation",
-        confirmed=after.confirmed, status=after.status, integration=client, message=message,
-    )  # fmt: skip
+    return _result(after, outcome, client, message)
 
 
 def person_integration(person: object) -> str:
@@ -125,9 +122,14 @@ def _person_result(
         NewEvent(kind, after.scope, None, ctx.clock(), person, after.id,
                  {"ref": after.ref, "outcome": outcome, "by": "person", "status": after.status})
     )  # fmt: skip
+    return _result(after, outcome, person, message)
+
+
+def _result(after: Memory, outcome: str, client: str, message: str) -> ConfirmResult:
+    """What a confirmation (or its undoing) answers: the memory's counts after it."""
     return ConfirmResult(
         ref=after.ref, outcome=outcome, counted=outcome == "confirmation",
-        confirmed=after.confirmed, status=after.status, integration=person, message=message,
+        confirmed=after.confirmed, status=after.status, integration=client, message=message,
     )  # fmt: skip
 
 

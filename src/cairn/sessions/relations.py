@@ -18,8 +18,8 @@ from datetime import datetime
 
 from cairn.context import Context
 from cairn.errors import InvalidInput, InvalidRef
+from cairn.evidence import visible_memory_ids
 from cairn.models import Memory
-from cairn.refs import parse_ref
 from cairn.scope import visible_scopes
 from cairn.store.base import MemoryFilter, Store
 
@@ -49,10 +49,7 @@ def check_relations(ctx: Context, refs: object, scope: str) -> tuple[int, ...]:
         raise InvalidInput(
             f"relates_to names {len(ref_list)} memories; relate to at most {MAX_RELATES_TO}."
         )
-    ids = [parse_ref(ref, kind="mem") for ref in ref_list]
-    visible = set(visible_scopes(scope))
-    found = {m.id for m in ctx.store.get_memories(ids) if m.scope in visible}
-    missing = [ref for ref, mid in zip(ref_list, ids, strict=True) if mid not in found]
+    ids, missing = visible_memory_ids(ctx.store, ref_list, scope)
     if missing:
         raise InvalidRef(
             f"relates_to names memories that do not exist in scope {scope}: "
