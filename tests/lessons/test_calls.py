@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from cairn.lessons.calls import parse_call, parse_command
@@ -131,6 +131,7 @@ def test_parsing_never_fails_on_any_arguments(tool: str, args: dict[str, Any]) -
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=200))
+@example("/\r0")  # a program that is only a slash once parsed to an empty name
 def test_any_shell_text_parses(command: str) -> None:
     invocations, paths, _ = parse_command(command)
     assert all(inv.program for inv in invocations)

@@ -363,7 +363,9 @@ def _drop_flags(tokens: list[str]) -> list[str]:
 
 
 def _program_name(token: str) -> str:
-    return token.rsplit("/", 1)[-1].lower()
+    # `/usr/bin/git` is git; a token that is all slashes (`/`, `//`) has no base name, and is
+    # named by what was typed rather than by an empty string.
+    return (token.rstrip("/").rsplit("/", 1)[-1] or token).lower()
 
 
 def _looks_like_path(arg: str) -> bool:
