@@ -3,15 +3,10 @@ environment the hook processes run in, and ending the servers those processes st
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +14,9 @@ from cairn import Cairn
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
 from gitkit import GIT_IDENTITY
+from hookservers import live_server, lock_files, servers_ended, wait_for
+
+__all__ = ["live_server", "lock_files", "servers_ended", "wait_for"]
 
 BIN = Path(sys.executable).parent
 CAIRN, CAIRN_HOOK = str(BIN / "cairn"), str(BIN / "cairn-hook")
@@ -89,47 +87,3 @@ def client(
     return subprocess.run([CAIRN_HOOK, kind, *store_args], input=text, capture_output=True,
                           text=True, env=hook_env(tmp_path, **extra), cwd=repo, timeout=60,
                           check=False)  # fmt: skip
-
-
-def lock_files(tmp_path: Path) -> list[Path]:
-    return sorted((tmp_path / "home" / "hooks").glob("*.lock"))
-
-
-def live_server(lock: Path) -> int | None:
-    """The pid of the server holding this lock, or None when none holds it."""
-    try:
-        handle = os.open(lock, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        text = lock.read_text(encoding="utf-8").strip()
-        return int(text) if text.isdigit() else None
-    finally:
-        os.close(handle)
-    return None
-
-
-def wait_for(condition: Any, seconds: float = 30.0) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"gave up after {seconds} s waiting for {condition}")
-
-
-@contextlib.contextmanager
-def servers_ended(tmp_path: Path) -> Iterator[None]:
-    """End, by pid, the hook servers the test's hook processes started under its home."""
-    try:
-        yield
-    finally:
-        for lock in lock_files(tmp_path):
-            pid = live_server(lock)
-            if pid is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                wait_for(lambda lock=lock: live_server(lock) is None, 30)

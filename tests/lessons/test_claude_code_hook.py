@@ -5,11 +5,9 @@ settings file the installer writes, merged with what is there."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shlex
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,6 +18,7 @@ import pytest
 from lessonkit import Repo
 
 from cairn import Cairn
+from hookservers import end_servers
 
 CAIRN = str(Path(sys.executable).with_name("cairn"))
 OLD_CHARGE = '    key = customer.id + ":" + str(amount)'
@@ -302,14 +301,7 @@ def test_user_level_install_and_a_broken_settings_file(repo: Repo, tmp_path: Pat
 def servers_ended(tmp_path: Path) -> Iterator[None]:
     """The installed command starts a hook server under the test's home: end it, by pid."""
     yield
-    for lock in (tmp_path / "home" / "hooks").glob("*.lock"):
-        handle = os.open(lock, os.O_RDONLY)
-        try:
-            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:  # held: the server is alive, and its pid is in the file
-            os.kill(int(lock.read_text(encoding="utf-8")), signal.SIGKILL)
-        finally:
-            os.close(handle)
+    end_servers(tmp_path)
 
 
 @pytest.mark.usefixtures("servers_ended")
