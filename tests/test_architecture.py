@@ -89,6 +89,38 @@ def test_backends_never_import_ranking_or_the_core() -> None:
     assert offenders == []
 
 
+FEATURES = (
+    "cairn.sessions",
+    "cairn.lessons",
+    "cairn.code",
+    "cairn.ranking",
+    "cairn.pages",
+    "cairn.page_",
+    "cairn.importers",
+)
+
+
+def test_store_never_imports_features() -> None:
+    """The store persists the records in `cairn.records`; a feature package above it is never
+    imported by it, so the features can change their policy without touching storage."""
+    offenders = sorted(
+        (module, target)
+        for module, targets in import_graph().items()
+        if module.startswith("cairn.store")
+        for target in targets
+        if target.startswith(FEATURES)
+    )
+    assert offenders == []
+
+
+def test_records_sit_below_the_store() -> None:
+    graph = import_graph()
+    records = [m for m in graph if m.startswith("cairn.records")]
+    assert len(records) >= 4
+    allowed = ("cairn.records", "cairn.models")
+    assert sorted((m, t) for m in records for t in graph[m] if not t.startswith(allowed)) == []
+
+
 def test_embedders_stand_alone() -> None:
     allowed = ("cairn.embeddings", "cairn.errors", "cairn.config")
     offenders = [

@@ -35,13 +35,13 @@ from cairn.models import (
     RememberResult,
 )
 from cairn.ranking.recall import RecallQuery, Scored, retrieve_noting
+from cairn.records.sessions import Session
 from cairn.refusal import check_query, loggable
 from cairn.remember import build_claim, embed_claims, remember_batch, store_claim, validate_type
 from cairn.retrieval_tools import RetrievalTools, check_kind, memory_budget, with_pages
 from cairn.scope import visible_scopes
 from cairn.sessions.enrich import check_evidence_mode, complete
 from cairn.sessions.ledger import check_context, context_cue, recall_session, record_retrieval
-from cairn.sessions.models import Session
 from cairn.sessions.tools import SessionTools
 from cairn.stats import reindex_notice, store_stats
 from cairn.store import MemoryFilter, Store, open_store

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cairn import page_source
-from cairn.page_records import Page, PageChunk, PageFile
 from cairn.page_source import Skipped
 from cairn.ranking.lexical import BM25F, AnalysedDoc, CorpusStats, analyze, query_terms
+from cairn.records.pages import Page, PageChunk, PageFile
 from cairn.refusal import find_secrets
 from cairn.store.base import Store
 

@@ -37,12 +37,13 @@ import numpy as np
 
 from cairn import history, updates
 from cairn.code.citations import check
-from cairn.code.records import Proposal, ProposalRow, TidyDecision
+from cairn.code.records import Proposal, TidyDecision
 from cairn.code.sourceref import normalise_path
 from cairn.context import Context
 from cairn.errors import Conflict, InvalidInput, NotFound
 from cairn.models import Memory, NewEvent
 from cairn.ranking.lexical import STOPWORDS
+from cairn.records.code import ProposalRow
 from cairn.values import value_diff
 
 DEFAULT_SKILLS_DIR = ".claude/skills"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from cairn.code.records import CitationRow
-from cairn.lessons.models import GivenLesson
 from cairn.models import NewMemory
+from cairn.records.code import CitationRow
+from cairn.records.lessons import GivenLesson
 from cairn.store.base import Store
 from cairn.store.sqlite.store import SqliteStore
 

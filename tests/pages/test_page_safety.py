@@ -26,8 +26,8 @@ import cairn
 from cairn import Cairn, page_source, pages
 from cairn.adapters import mcp_render
 from cairn.config import Settings
-from cairn.page_records import PageFile
 from cairn.page_source import Found, Skipped
+from cairn.records.pages import PageFile
 
 CHILD = Path(__file__).with_name("recall_child.py")
 JOIN_SECONDS = 30.0  # generous: the box is noisy; a hang is what this catches, not slowness

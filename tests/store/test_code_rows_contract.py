@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from cairn.code.records import BranchGoal, BriefSession, CitationRow, NewAct
-from cairn.sessions.models import Session
+from cairn.records.code import BranchGoal, BriefSession, CitationRow, NewAct
+from cairn.records.sessions import Session
 from cairn.store.base import LexicalDoc, Store
 from storekit import OTHER, SCOPE, T0, at, new_event, new_memory
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cairn.code.records import BranchGoal, CitationRow, NewAct
-from cairn.sessions.models import Session
+from cairn.records.code import BranchGoal, CitationRow, NewAct
+from cairn.records.sessions import Session
 from cairn.store.base import Store
 from storekit import IDENTITY, OTHER, SCOPE, at, new_event, new_memory, unit
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cairn.code.records import CitationRow
 from cairn.errors import StoreError
+from cairn.records.code import CitationRow
 from cairn.store.base import Store
 from storekit import IDENTITY, SCOPE, active, at, doc, new_memory, unit
 

@@ -9,7 +9,7 @@ import pytest
 
 from cairn.errors import InvalidInput
 from cairn.models import Contribution, ProcedureEvidence
-from cairn.sessions.models import (
+from cairn.records.sessions import (
     NewEpisode,
     NewProcedure,
     Relation,

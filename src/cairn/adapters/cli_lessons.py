@@ -33,7 +33,8 @@ from cairn.adapters.cli_common import (
 from cairn.adapters.cli_hook_server import hook_serve, hook_stop
 from cairn.config import Settings
 from cairn.lessons import claude_code
-from cairn.lessons.models import ClaudeHookInstall, LessonsResult, MuteRule
+from cairn.lessons.models import ClaudeHookInstall, LessonsResult
+from cairn.records.lessons import MuteRule
 
 
 def _run_hook(ctx: click.Context, kind: str, overrides: dict[str, Any] | None = None) -> None:

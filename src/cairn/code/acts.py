@@ -22,10 +22,11 @@ from typing import Any
 
 from cairn import lifecycle
 from cairn.code import git
-from cairn.code.records import ActResult, ActRow, NewAct
+from cairn.code.records import ActResult
 from cairn.context import Context
 from cairn.errors import Conflict, InvalidInput, NotFound
 from cairn.models import Memory, NewEvent
+from cairn.records.code import ActRow, NewAct
 from cairn.refs import memory_ref
 
 ACT_KINDS = ("merge", "revert", "discard")

@@ -13,8 +13,9 @@ import re
 from pathlib import Path
 
 from cairn.code import git
-from cairn.code.records import BranchBrief, BriefCommit, BriefItem, BriefSession
+from cairn.code.records import BranchBrief, BriefCommit, BriefItem
 from cairn.context import Context
+from cairn.records.code import BriefSession
 from cairn.scope import visible_scopes
 
 OPEN_TYPES = ("task", "open_question")

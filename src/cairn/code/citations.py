@@ -39,7 +39,7 @@ from datetime import datetime
 from pathlib import Path
 
 from cairn.code import git
-from cairn.code.records import UNCHECKED, CitationCheck, CitationRow
+from cairn.code.records import UNCHECKED, CitationCheck
 from cairn.code.sourceref import (
     SourceRef,
     directory_inside_root,
@@ -52,6 +52,7 @@ from cairn.code.symbols import Extent, find_symbol
 from cairn.context import Context
 from cairn.errors import CairnError, InvalidInput
 from cairn.lru import Lru
+from cairn.records.code import CitationRow
 from cairn.scope import scope_from_cwd
 
 CONTEXT_LINES = 2

@@ -23,7 +23,6 @@ from cairn.code.records import (
     UNCHECKED,
     ActResult,
     BranchBrief,
-    BranchGoal,
     CitationCheck,
     HookInstall,
     Proposal,
@@ -31,6 +30,7 @@ from cairn.code.records import (
 )
 from cairn.errors import InvalidInput
 from cairn.models import Hit, Memory, RecallResult
+from cairn.records.code import BranchGoal
 from cairn.refs import parse_ref
 from cairn.refusal import check_strings
 from cairn.scope import visible_scopes

@@ -31,12 +31,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cairn.code.records import CitationCheck, CitationRow
+from cairn.code.records import CitationCheck
 from cairn.lessons import phrases
 from cairn.lessons.locate import Target, ToolCall
 from cairn.lessons.paths import glob_match, is_glob, mentions, under
 from cairn.models import Memory
-from cairn.sessions.models import Procedure
+from cairn.records.code import CitationRow
+from cairn.records.sessions import Procedure
 
 THRESHOLD = 0.6
 LESSON_TYPES: tuple[str, ...] = ("warning", "constraint", "lesson", "instruction")

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from cairn.errors import InvalidInput
-from cairn.lessons.models import MUTE_KINDS, MuteRule
+from cairn.lessons.models import MUTE_KINDS
 from cairn.lessons.paths import glob_match
 from cairn.models import MEMORY_TYPES
+from cairn.records.lessons import MuteRule
 from cairn.refusal import check_no_secrets, safe_echo
 from cairn.tags import normalise_tags
 

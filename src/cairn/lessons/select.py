@@ -27,12 +27,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from cairn.code.citations import check
-from cairn.code.records import CitationRow
 from cairn.context import Context
 from cairn.lessons import matching
 from cairn.lessons.locate import ToolCall
 from cairn.lessons.matching import LESSON_TYPES, SOURCE_ROOTS, THRESHOLD, Match
-from cairn.lessons.models import Lesson, MuteRule
+from cairn.lessons.models import Lesson
 from cairn.lessons.mutes import muting_rule
 from cairn.lessons.paths import fixed_prefix, is_glob
 from cairn.lessons.phrases import NO_COMMAND
@@ -40,7 +39,9 @@ from cairn.lifecycle import CONTRADICTIONS_TO_REST
 from cairn.models import Memory
 from cairn.ranking.lexical import STOPWORDS, analyze
 from cairn.ranking.signals import acts_multiplier
-from cairn.sessions.models import Procedure
+from cairn.records.code import CitationRow
+from cairn.records.lessons import MuteRule
+from cairn.records.sessions import Procedure
 from cairn.store.base import MemoryFilter
 
 BUDGET_CHARS = 1_200

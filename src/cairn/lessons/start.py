@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cairn.context import Context
-from cairn.lessons.models import MuteRule, StartBrief
+from cairn.lessons.models import StartBrief
 from cairn.lessons.select import eligible
 from cairn.models import Memory
+from cairn.records.lessons import MuteRule
 from cairn.sessions.branch import branch_brief
 
 START_BUDGET_CHARS = 4_000

@@ -30,23 +30,17 @@ from cairn.lessons.confirm import (
     unconfirm_by_person,
 )
 from cairn.lessons.locate import ToolCall, locate
-from cairn.lessons.models import (
-    ConfirmResult,
-    GivenLesson,
-    Lesson,
-    LessonsResult,
-    MuteRule,
-    StartBrief,
-)
+from cairn.lessons.models import ConfirmResult, Lesson, LessonsResult, StartBrief
 from cairn.lessons.mutes import check_rule
 from cairn.lessons.select import BUDGET_CHARS, given_key, render, select
 from cairn.lessons.start import STOP_REMINDER, start_brief
 from cairn.models import NewEvent
+from cairn.records.lessons import GivenLesson, MuteRule
+from cairn.records.sessions import Session
 from cairn.refs import parse_ref
 from cairn.refusal import loggable, refuse_secrets, safe_echo
 from cairn.scope import current_branch, visible_scopes
 from cairn.sessions.ledger import session_for_call
-from cairn.sessions.models import Session
 
 MAX_LIMIT = 10
 MAX_TOOL_CHARS = 200

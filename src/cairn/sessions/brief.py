@@ -25,19 +25,13 @@ from cairn.errors import InvalidInput
 from cairn.models import Hit, Memory, NewEvent, ProcedureHit
 from cairn.ranking.feedback import memory_feedback_multiplier
 from cairn.ranking.recall import RecallQuery, Scored, retrieve
+from cairn.records.sessions import Retrieval, Session
 from cairn.refusal import check_no_secrets
 from cairn.scope import visible_scopes
 from cairn.sessions.branch import branch_brief
 from cairn.sessions.enrich import provenance
 from cairn.sessions.ledger import check_context, context_cue, new_session_id, record_retrieval
-from cairn.sessions.models import (
-    BranchBrief,
-    Brief,
-    BriefMemory,
-    CommitLine,
-    Retrieval,
-    Session,
-)
+from cairn.sessions.models import BranchBrief, Brief, BriefMemory, CommitLine
 from cairn.sessions.procedures import rank_procedures
 from cairn.store.base import MemoryFilter
 from cairn.updates import newer_first

@@ -19,10 +19,11 @@ from cairn.context import Context
 from cairn.errors import Conflict, InvalidInput
 from cairn.evidence import check_cites, record_cites, record_named_cites
 from cairn.models import NewEvent
+from cairn.records.sessions import NewEpisode, Session
 from cairn.refs import memory_ref
 from cairn.refusal import check_no_secrets, safe_echo
 from cairn.sessions.ledger import load_session, pending_retrievals, require_open
-from cairn.sessions.models import OUTCOMES, CommitResult, NewEpisode, Session
+from cairn.sessions.models import OUTCOMES, CommitResult
 from cairn.sessions.procedures import capture, check_procedure, record_uses
 
 MAX_SUMMARY_CHARS = 4_000

@@ -30,7 +30,7 @@ from cairn.models import (
     RecallResult,
 )
 from cairn.ranking.recall import RecallQuery, Scored
-from cairn.sessions.models import Episode, Session
+from cairn.records.sessions import Episode, Session
 from cairn.sessions.procedures import rank_procedures
 from cairn.sessions.relations import associated
 

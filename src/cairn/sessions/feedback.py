@@ -16,10 +16,11 @@ from typing import Any
 from cairn.context import Context
 from cairn.errors import InvalidInput, InvalidRef, NotFound
 from cairn.models import NewEvent
+from cairn.records.sessions import StoredAssessment
 from cairn.refs import parse_ref, try_parse_ref
 from cairn.refusal import safe_echo
 from cairn.sessions.ledger import load_session, pending_retrievals, require_open
-from cairn.sessions.models import EFFECTS, Assessment, FeedbackResult, StoredAssessment
+from cairn.sessions.models import EFFECTS, Assessment, FeedbackResult
 
 MAX_ASSESSMENTS = 100
 _REF_KEYS = ("ref", "memory_id", "procedure_id")

@@ -18,9 +18,9 @@ from typing import Any
 
 from cairn.context import Context
 from cairn.errors import Conflict, InvalidInput, InvalidScope, NotFound
+from cairn.records.sessions import Retrieval, Session
 from cairn.refusal import check_no_secrets, check_strings, refuse_secrets, safe_echo
 from cairn.scope import resolve_scope
-from cairn.sessions.models import Retrieval, Session
 
 _SESSION_ID = re.compile(r"^ses_[0-9a-f]{24}$")
 MAX_CONTEXT_CHARS = 8_000

@@ -29,9 +29,9 @@ from cairn.errors import InvalidInput
 from cairn.models import Contribution, ProcedureHit
 from cairn.ranking.feedback import feedback_multiplier
 from cairn.ranking.lexical import AnalysedDoc, LexicalIndex, query_terms
+from cairn.records.sessions import NewProcedure, Procedure, Session
 from cairn.refs import try_parse_ref
 from cairn.refusal import check_no_secrets
-from cairn.sessions.models import NewProcedure, Procedure, Session
 
 PROCEDURE_FIELDS = frozenset({"goal", "summary", "context", "steps", "caveats"})
 PROCEDURE_POOL = 1_000

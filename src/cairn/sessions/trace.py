@@ -18,16 +18,11 @@ from cairn.context import Context
 from cairn.errors import InvalidInput
 from cairn.evidence import check_cites, record_cites
 from cairn.models import Event, NewEvent
+from cairn.records.sessions import Session
 from cairn.refs import event_ref, memory_ref
 from cairn.refusal import check_content, check_no_secrets
 from cairn.sessions.ledger import load_session, require_open
-from cairn.sessions.models import (
-    EpisodesResult,
-    HistoryResult,
-    Session,
-    TraceLine,
-    TraceWrite,
-)
+from cairn.sessions.models import EpisodesResult, HistoryResult, TraceLine, TraceWrite
 from cairn.timeutil import parse_when
 
 LINE_CHARS = 400

@@ -7,12 +7,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from cairn.code.records import ActRow, BranchGoal, BriefSession, CitationRow, NewAct, ProposalRow
 from cairn.embeddings.base import Vector
-from cairn.lessons.models import GivenLesson, LessonSession, MuteRule
 from cairn.models import Contribution, Event, Memory
-from cairn.page_records import Page, PageChunk, PageFile
-from cairn.sessions.models import (
+from cairn.records.code import ActRow, BranchGoal, BriefSession, CitationRow, NewAct, ProposalRow
+from cairn.records.lessons import GivenLesson, LessonSession, MuteRule
+from cairn.records.pages import Page, PageChunk, PageFile
+from cairn.records.sessions import (
     Episode,
     NewEpisode,
     NewProcedure,

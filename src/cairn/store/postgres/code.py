@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from cairn.code.records import ActRow, BranchGoal, BriefSession, CitationRow, NewAct, ProposalRow
 from cairn.errors import StoreError
 from cairn.models import Event, Memory
+from cairn.records.code import ActRow, BranchGoal, BriefSession, CitationRow, NewAct, ProposalRow
 from cairn.store.postgres.connection import Database
 from cairn.store.postgres.rows import (
     EVENT_COLUMNS,

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from cairn.code.records import CitationRow
-from cairn.lessons.models import GivenLesson, LessonSession, MuteRule
+from cairn.records.code import CitationRow
+from cairn.records.lessons import GivenLesson, LessonSession, MuteRule
 from cairn.store.postgres.code import CITATION_COLUMNS, _citation, _prefixed
 from cairn.store.postgres.connection import Database
 from cairn.store.postgres.rows import opt_utc, utc

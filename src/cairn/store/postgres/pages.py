@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from cairn.page_records import Page, PageChunk, PageFile
+from cairn.records.pages import Page, PageChunk, PageFile
 from cairn.store.postgres.connection import Database
 
 PAGE_COLUMNS = "id, scope, path, heading, line_start, line_end, text, digest"

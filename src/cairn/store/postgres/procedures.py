@@ -15,7 +15,7 @@ from psycopg.types.json import Json
 from cairn.embeddings.base import Vector
 from cairn.errors import InvalidInput
 from cairn.models import Contribution, ProcedureEvidence
-from cairn.sessions.models import TALLIES, NewProcedure, Procedure
+from cairn.records.sessions import TALLIES, NewProcedure, Procedure
 from cairn.store.postgres.connection import Conn, Database
 from cairn.timeutil import as_utc
 

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from cairn.code.records import ActRow, BranchGoal, BriefSession, CitationRow, NewAct, ProposalRow
 from cairn.models import Event, Memory
+from cairn.records.code import ActRow, BranchGoal, BriefSession, CitationRow, NewAct, ProposalRow
 from cairn.store.sqlite.connection import Connections
 from cairn.store.sqlite.rows import EVENT_COLUMNS, MEMORY_COLUMNS, event_from_row, memory_from_row
 from cairn.store.sqlite.sql import chunks, marks

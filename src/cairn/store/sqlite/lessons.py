@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from cairn.code.records import CitationRow
-from cairn.lessons.models import GivenLesson, LessonSession, MuteRule
+from cairn.records.code import CitationRow
+from cairn.records.lessons import GivenLesson, LessonSession, MuteRule
 from cairn.store.sqlite.code import CITATION_COLUMNS, _citation, _prefixed
 from cairn.store.sqlite.connection import Connections
 from cairn.store.sqlite.sql import marks

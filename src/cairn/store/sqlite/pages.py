@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cairn.page_records import Page, PageChunk, PageFile
+from cairn.records.pages import Page, PageChunk, PageFile
 from cairn.store.sqlite.connection import Connections
 
 PAGE_COLUMNS = "id, scope, path, heading, line_start, line_end, text, digest"

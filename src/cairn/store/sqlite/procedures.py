@@ -16,7 +16,7 @@ import numpy as np
 from cairn.embeddings.base import Vector
 from cairn.errors import InvalidInput
 from cairn.models import Contribution, ProcedureEvidence
-from cairn.sessions.models import TALLIES, NewProcedure, Procedure
+from cairn.records.sessions import TALLIES, NewProcedure, Procedure
 from cairn.store.sqlite.connection import Connections
 from cairn.store.sqlite.sql import chunks, marks
 from cairn.timeutil import from_micros, to_micros

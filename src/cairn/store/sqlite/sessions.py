@@ -15,7 +15,7 @@ from typing import Any
 
 from cairn.errors import InvalidInput
 from cairn.models import Event, Memory
-from cairn.sessions.models import (
+from cairn.records.sessions import (
     Episode,
     NewEpisode,
     Relation,

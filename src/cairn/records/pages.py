@@ -1,8 +1,5 @@
-"""Records of the pages index (DESIGN §1 "Page"): documentation files and their chunks.
-
-Kept apart from `cairn.pages` (which reads files and ranks) so the store Protocol can name them
-without importing the feature.
-"""
+"""Stored records of the pages index (DESIGN §1 "Page", migration 0004): documentation files
+and their chunks."""
 
 from __future__ import annotations
 
