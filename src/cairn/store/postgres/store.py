@@ -35,12 +35,12 @@ from cairn.store.postgres.code import CodeRows
 from cairn.store.postgres.connection import Conn, Database
 from cairn.store.postgres.context import ContextRows
 from cairn.store.postgres.copy import CopyRows
+from cairn.store.postgres.dialect import POSTGRES
 from cairn.store.postgres.erase import EraseRows
 from cairn.store.postgres.filters import filter_sql
 from cairn.store.postgres.lessons import LessonRows
 from cairn.store.postgres.options import PoolOptions, redact, split_url
 from cairn.store.postgres.pages import PageRows
-from cairn.store.postgres.procedures import ProcedureRows
 from cairn.store.postgres.rows import (
     EVENT_COLUMNS,
     MEMORY_COLUMNS,
@@ -53,6 +53,8 @@ from cairn.store.postgres.rows import (
     payload_json,
 )
 from cairn.store.postgres.sessions import SessionRows
+from cairn.store.sql.dialect import Sql
+from cairn.store.sql.procedures import ProcedureRows
 from cairn.timeutil import as_utc
 
 T = TypeVar("T")
@@ -101,6 +103,7 @@ class PostgresStore(
         conninfo, options = split_url(url, defaults)
         self._location = redact(url)
         self._db = Database(conninfo, options, display=self._location)
+        self._sql = Sql(self._db, POSTGRES)
         self._stats = lexical.StatsCache()
 
     @property

@@ -75,6 +75,11 @@ class Connections:
         return conn
 
     @contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        """The thread's connection, for reads (inside a transaction, the transaction's)."""
+        yield self.get()
+
+    @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction; nested calls join the outermost one."""
         conn = self.get()

@@ -24,15 +24,17 @@ from cairn.store.base import (
     LexicalStats,
     MemoryFilter,
 )
+from cairn.store.sql.dialect import Sql
+from cairn.store.sql.procedures import ProcedureRows
 from cairn.store.sqlite.code import CodeRows
 from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections, ensure_parent, migrate
 from cairn.store.sqlite.context import ContextRows
 from cairn.store.sqlite.copy import CopyRows
+from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.erase import EraseRows
 from cairn.store.sqlite.errors import translate
 from cairn.store.sqlite.lessons import LessonRows
 from cairn.store.sqlite.pages import PageRows
-from cairn.store.sqlite.procedures import ProcedureRows
 from cairn.store.sqlite.rows import (
     EVENT_COLUMNS,
     MEMORY_COLUMNS,
@@ -66,6 +68,7 @@ class SqliteStore(
         ensure_parent(path)
         self._path = path
         self._db = Connections(path, busy_timeout_ms=busy_timeout_ms)
+        self._sql = Sql(self._db, SQLITE)
         self._stats: dict[tuple[MemoryFilter, Any], Any] = {}
         self._stats_generation: tuple[Any, ...] = ()
         self._stats_lock = threading.Lock()

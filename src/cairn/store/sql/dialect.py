@@ -1,0 +1,196 @@
+"""What differs between two SQL engines for the queries both backends share.
+
+A shared query is written once, with `?` placeholders, and runs through `Sql`, which applies
+the backend's `Dialect`: its placeholder style, how it encodes times, JSON, lists, flags and
+vectors, how it matches a column against a list of values and how an INSERT reports its id.
+Anything beyond that (full-text search, dense search, locking, DDL) is no dialect's business:
+each backend writes it itself.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime
+from typing import Any, Protocol, TypeVar
+
+from cairn.embeddings.base import Vector
+
+T = TypeVar("T")
+
+
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> Sequence[Any]: ...
+
+
+class Conn(Protocol):
+    def execute(self, query: Any, params: Any = ..., /) -> Any: ...
+
+
+class Database(Protocol):
+    """A backend's connections: `connection()` for reads (the thread's transaction when one is
+    open), `transaction()` for writes (serialised, nested calls join the outermost)."""
+
+    def connection(self) -> AbstractContextManager[Any]: ...
+
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+
+class Dialect(ABC):
+    """How one engine spells and encodes what the shared queries need."""
+
+    name: str
+    greatest: str  # the two-argument maximum: max() in SQLite, greatest() in PostgreSQL
+    chunk: int  # most values one IN list may hold; 0: no limit
+
+    @abstractmethod
+    def sql(self, text: str) -> str:
+        """A shared statement (`?` placeholders) in this engine's placeholder style."""
+
+    @abstractmethod
+    def time(self, value: datetime) -> Any: ...
+
+    @abstractmethod
+    def read_time(self, value: Any) -> datetime: ...
+
+    @abstractmethod
+    def json(self, value: Any) -> Any:
+        """A JSON column's value: keys sorted, anything unknown as its str()."""
+
+    @abstractmethod
+    def read_json(self, value: Any) -> Any: ...
+
+    @abstractmethod
+    def texts(self, values: Sequence[Any]) -> Any:
+        """A list column (a JSON list in SQLite, an array in PostgreSQL)."""
+
+    @abstractmethod
+    def read_texts(self, value: Any) -> tuple[Any, ...]: ...
+
+    @abstractmethod
+    def flag(self, value: bool) -> Any: ...
+
+    @abstractmethod
+    def vector(self, value: Vector) -> Any: ...
+
+    @abstractmethod
+    def read_vector(self, value: Any) -> Vector: ...
+
+    @abstractmethod
+    def among(
+        self, column: str, values: Sequence[Any], kind: str = "bigint"
+    ) -> tuple[str, list[Any]]:
+        """`column` is one of `values` (at most `chunk` of them): the condition and its
+        parameters. `kind` is the values' SQL type, for engines that need a typed array."""
+
+    @abstractmethod
+    def insert_id(self, conn: Conn, sql: str, params: Sequence[Any]) -> int:
+        """Run a shared INSERT of one row and return the id the store gave it."""
+
+    @abstractmethod
+    def execute_many(self, conn: Conn, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
+
+    def opt_time(self, value: datetime | None) -> Any:
+        return None if value is None else self.time(value)
+
+    def read_opt_time(self, value: Any) -> datetime | None:
+        return None if value is None else self.read_time(value)
+
+    def chunks(self, values: Sequence[T]) -> Iterator[list[T]]:
+        items = list(values)
+        step = self.chunk or len(items) or 1
+        for start in range(0, len(items), step):
+            yield items[start : start + step]
+
+
+class Run:
+    """One connection with the dialect applied: what the shared queries call."""
+
+    __slots__ = ("conn", "dialect")
+
+    def __init__(self, conn: Conn, dialect: Dialect) -> None:
+        self.conn = conn
+        self.dialect = dialect
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        cursor: Cursor = self.conn.execute(self.dialect.sql(sql), params)
+        return cursor
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> Sequence[Any]:
+        return self.execute(sql, params).fetchall()
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self.execute(sql, params).fetchone()
+
+    def count(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run a write and return how many rows it changed."""
+        return int(self.execute(sql, params).rowcount)
+
+    def insert(self, sql: str, params: Sequence[Any]) -> int:
+        return self.dialect.insert_id(self.conn, self.dialect.sql(sql), params)
+
+    def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self.dialect.execute_many(self.conn, self.dialect.sql(sql), rows)
+
+
+class Sql:
+    """A backend's database and dialect: `read()` and `write()` hand out a `Run`."""
+
+    __slots__ = ("db", "dialect")
+
+    def __init__(self, db: Database, dialect: Dialect) -> None:
+        self.db = db
+        self.dialect = dialect
+
+    @contextmanager
+    def read(self) -> Iterator[Run]:
+        with self.db.connection() as conn:
+            yield Run(conn, self.dialect)
+
+    @contextmanager
+    def write(self) -> Iterator[Run]:
+        with self.db.transaction() as conn:
+            yield Run(conn, self.dialect)
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> Sequence[Any]:
+        with self.read() as run:
+            return run.all(sql, params)
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        with self.read() as run:
+            return run.one(sql, params)
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """One write in its own transaction (or the caller's); how many rows it changed."""
+        with self.write() as run:
+            return run.count(sql, params)
+
+    def select_in(
+        self,
+        sql: str,
+        column: str,
+        values: Sequence[Any],
+        kind: str = "bigint",
+        *,
+        before: Sequence[Any] = (),
+        after: Sequence[Any] = (),
+    ) -> list[Any]:
+        """Rows of `sql`, whose `{among}` becomes `column` being one of `values`, read in chunks
+        the engine accepts; `before` and `after` are the other parameters around it."""
+        found: list[Any] = []
+        with self.read() as run:
+            for chunk in self.dialect.chunks(values):
+                condition, params = self.dialect.among(column, chunk, kind)
+                found.extend(run.all(sql.replace("{among}", condition), (*before, *params, *after)))
+        return found
+
+
+def params_of(values: Mapping[str, Any]) -> str:
+    """`?` marks for an INSERT of `values`, one per key."""
+    return ", ".join("?" for _ in values)

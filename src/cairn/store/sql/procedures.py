@@ -1,0 +1,179 @@
+"""Procedures: rows with their tallies, contributions and vectors, on either SQL backend.
+
+A mixin of the SQL stores. Tallies are columns so feedback can increment them without a read;
+a procedure always comes back with its three most recent contributions, newest first.
+Procedures are ranked in memory, so their vectors are plain values, not a vector index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from cairn.embeddings.base import Vector
+from cairn.errors import InvalidInput
+from cairn.models import Contribution, ProcedureEvidence
+from cairn.records.sessions import TALLIES, NewProcedure, Procedure
+from cairn.store.sql.dialect import Dialect, Sql
+
+PROCEDURE_COLUMNS = (
+    "id, scope, goal, summary, context, steps, caveats, outcome, outcome_summary, session_id, "
+    "content_hash, written_at, updated_at, used, not_used, helped, no_effect, harmed, unknown"
+)
+PROCEDURE_UPDATABLE = frozenset({"outcome", "outcome_summary", "updated_at"})
+CONTRIBUTIONS_SHOWN = 3
+
+
+class ProcedureRows:
+    _sql: Sql
+
+    def add_procedure(self, procedure: NewProcedure) -> int:
+        d = self._sql.dialect
+        with self._sql.write() as run:
+            return run.insert(
+                "INSERT INTO procedures (scope, goal, summary, context, steps, caveats, outcome, "
+                "outcome_summary, session_id, content_hash, written_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    procedure.scope,
+                    procedure.goal,
+                    procedure.summary,
+                    d.json(dict(procedure.context)),
+                    d.texts(procedure.steps),
+                    d.texts(procedure.caveats),
+                    procedure.outcome,
+                    procedure.outcome_summary,
+                    procedure.session_id,
+                    procedure.content_hash,
+                    d.time(procedure.written_at),
+                    d.time(procedure.written_at),
+                ),
+            )
+
+    def get_procedures(self, ids: Sequence[int]) -> list[Procedure]:
+        rows = self._sql.select_in(
+            f"SELECT {PROCEDURE_COLUMNS} FROM procedures WHERE {{among}}", "id", ids
+        )
+        found = {p.id: p for p in self._with_contributions(rows)}
+        return [found[i] for i in ids if i in found]
+
+    def procedures_in(
+        self, scopes: Sequence[str], *, as_of: datetime | None, limit: int
+    ) -> list[Procedure]:
+        """The scopes' procedures, most recently updated first (written by `as_of` when set)."""
+        d = self._sql.dialect
+        among, params = d.among("scope", scopes, "text")
+        if as_of is not None:
+            among += " AND written_at <= ?"
+            params.append(d.time(as_of))
+        rows = self._sql.all(
+            f"SELECT {PROCEDURE_COLUMNS} FROM procedures WHERE {among} "
+            "ORDER BY updated_at DESC, id DESC LIMIT ?",
+            (*params, limit),
+        )
+        return self._with_contributions(rows)
+
+    def find_procedure(self, scope: str, content_hash: str) -> Procedure | None:
+        rows = self._sql.all(
+            f"SELECT {PROCEDURE_COLUMNS} FROM procedures WHERE scope = ? AND content_hash = ? "
+            "ORDER BY id LIMIT 1",
+            (scope, content_hash),
+        )
+        found = self._with_contributions(rows)
+        return found[0] if found else None
+
+    def update_procedure(self, procedure_id: int, changes: Mapping[str, Any]) -> None:
+        unknown = set(changes) - PROCEDURE_UPDATABLE
+        if unknown:
+            raise InvalidInput(f"cannot update procedure fields {sorted(unknown)}")
+        if not changes:
+            return
+        d = self._sql.dialect
+        values = [d.time(v) if isinstance(v, datetime) else v for v in changes.values()]
+        assignments = ", ".join(f"{column} = ?" for column in changes)
+        self._sql.run(f"UPDATE procedures SET {assignments} WHERE id = ?", (*values, procedure_id))
+
+    def tally_procedure(self, procedure_id: int, tally: str, by: int = 1) -> None:
+        if tally not in TALLIES:
+            raise InvalidInput(f"{tally} is not a procedure tally; tallies are {list(TALLIES)}")
+        top = self._sql.dialect.greatest
+        self._sql.run(
+            f"UPDATE procedures SET {tally} = {top}(0, {tally} + ?) WHERE id = ?",
+            (by, procedure_id),
+        )
+
+    def add_contribution(
+        self, procedure_id: int, session_id: str | None, contribution: Contribution
+    ) -> None:
+        self._sql.run(
+            "INSERT INTO procedure_contributions (procedure_id, session_id, effect, "
+            "contribution, outcome, outcome_summary, occurred_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                procedure_id,
+                session_id,
+                contribution.effect,
+                contribution.contribution,
+                contribution.outcome,
+                contribution.outcome_summary,
+                self._sql.dialect.time(contribution.occurred_at),
+            ),
+        )
+
+    def put_procedure_vector(self, procedure_id: int, identity: str, vector: Vector) -> None:
+        self._sql.run(
+            "INSERT INTO procedure_vectors (procedure_id, identity, dims, vector) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (procedure_id) DO UPDATE SET "
+            "identity = excluded.identity, dims = excluded.dims, vector = excluded.vector",
+            (procedure_id, identity, int(vector.shape[0]), self._sql.dialect.vector(vector)),
+        )
+
+    def get_procedure_vectors(self, ids: Sequence[int], identity: str) -> dict[int, Vector]:
+        rows = self._sql.select_in(
+            "SELECT procedure_id, vector FROM procedure_vectors WHERE identity = ? AND {among}",
+            "procedure_id",
+            ids,
+            before=(identity,),
+        )
+        read = self._sql.dialect.read_vector
+        return {int(pid): read(values) for pid, values in rows}
+
+    def _with_contributions(self, rows: Sequence[Sequence[Any]]) -> list[Procedure]:
+        d = self._sql.dialect
+        found = self._sql.select_in(
+            "SELECT procedure_id, effect, contribution, outcome, outcome_summary, occurred_at "
+            "FROM procedure_contributions WHERE {among} "
+            "ORDER BY procedure_id, occurred_at DESC, id DESC",
+            "procedure_id",
+            [int(row[0]) for row in rows],
+        )
+        recent: dict[int, list[Contribution]] = {}
+        for pid, effect, kind, outcome, summary, at in found:
+            shown = recent.setdefault(int(pid), [])
+            if len(shown) < CONTRIBUTIONS_SHOWN:
+                shown.append(Contribution(effect, kind, outcome, summary, d.read_time(at)))
+        return [_procedure(d, row, recent.get(int(row[0]), [])) for row in rows]
+
+
+def _procedure(d: Dialect, row: Sequence[Any], contributions: Sequence[Contribution]) -> Procedure:
+    (
+        pid, scope, goal, summary, context, steps, caveats, outcome, outcome_summary, session_id,
+        content_hash, written_at, updated_at, *tallies,
+    ) = row  # fmt: skip
+    return Procedure(
+        id=int(pid),
+        scope=scope,
+        goal=goal,
+        summary=summary,
+        context=dict(d.read_json(context)),
+        steps=d.read_texts(steps),
+        caveats=d.read_texts(caveats),
+        outcome=outcome,
+        outcome_summary=outcome_summary,
+        evidence=ProcedureEvidence(*(int(t) for t in tallies)),
+        session_id=session_id,
+        content_hash=content_hash,
+        written_at=d.read_time(written_at),
+        updated_at=d.read_time(updated_at),
+        contributions=tuple(contributions),
+    )
