@@ -9,7 +9,6 @@ backend's in-memory matrix does too. A memory without a window row counts with i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from psycopg import sql
@@ -20,6 +19,7 @@ from cairn.store.postgres import lexical
 from cairn.store.postgres.connection import Database
 from cairn.store.postgres.filters import filter_sql
 from cairn.store.postgres.vectors import vector_param
+from cairn.store.sql.neighbours import NeighbourRows
 
 _WINDOW = "coalesce(w.embedding, v.embedding) <=> %(query)b::vector"
 _FROM = (
@@ -28,38 +28,8 @@ _FROM = (
 )
 
 
-class ContextRows:
+class ContextRows(NeighbourRows):
     _db: Database
-
-    def session_windows(self, memory_ids: Sequence[int], reach: int) -> dict[int, tuple[int, ...]]:
-        ids = list(dict.fromkeys(memory_ids))
-        if not ids:
-            return {}
-        with self._db.connection() as conn:
-            rows = conn.execute(
-                "WITH targets AS (SELECT id, scope, session_id FROM memories"
-                " WHERE id = ANY(%(ids)s::bigint[])),"
-                " ordered AS (SELECT m.id, m.scope, m.session_id, row_number() OVER"
-                " (PARTITION BY m.scope, m.session_id ORDER BY m.id) AS pos FROM memories m"
-                " JOIN (SELECT DISTINCT scope, session_id FROM targets"
-                " WHERE session_id IS NOT NULL) s"
-                " ON m.scope = s.scope AND m.session_id = s.session_id)"
-                " SELECT t.id, n.id FROM ordered t JOIN ordered n ON n.scope = t.scope"
-                " AND n.session_id = t.session_id"
-                " AND n.pos BETWEEN t.pos - %(reach)s AND t.pos + %(reach)s"
-                " WHERE t.id = ANY(%(ids)s::bigint[]) ORDER BY t.id, n.id",
-                {"ids": ids, "reach": reach},
-            ).fetchall()
-            known = {
-                int(row[0])
-                for row in conn.execute(
-                    "SELECT id FROM memories WHERE id = ANY(%s::bigint[])", (ids,)
-                ).fetchall()
-            }
-        found: dict[int, list[int]] = {}
-        for memory_id, neighbour in rows:
-            found.setdefault(int(memory_id), []).append(int(neighbour))
-        return {i: tuple(found.get(i, [i])) for i in ids if i in known}
 
     def put_window(self, memory_id: int, identity: str, vector: Vector) -> None:
         with self._db.transaction() as conn:
@@ -117,16 +87,6 @@ class ContextRows:
     def set_lexical_context(self, memory_id: int, context: str) -> None:
         with self._db.transaction() as conn:
             lexical.set_context(conn, memory_id, context)
-
-    def occurred_times(self, memory_ids: Sequence[int]) -> dict[int, datetime]:
-        ids = list(dict.fromkeys(memory_ids))
-        if not ids:
-            return {}
-        with self._db.connection() as conn:
-            rows = conn.execute(
-                "SELECT id, occurred_at FROM memories WHERE id = ANY(%s::bigint[])", (ids,)
-            ).fetchall()
-        return {int(memory_id): at for memory_id, at in rows}
 
 
 def _similarity(distance: float | None) -> float:

@@ -14,13 +14,14 @@ import numpy as np
 from psycopg.types.json import Json
 
 from cairn.embeddings.base import Vector
-from cairn.store.sql.dialect import Conn, Dialect
+from cairn.store.sql.dialect import Conn, Dialect, Run
 from cairn.timeutil import as_utc
 
 
 class PostgresDialect(Dialect):
     name = "postgres"
     greatest = "greatest"
+    lexical_table = "lexical"
     chunk = 0
 
     def sql(self, text: str) -> str:
@@ -33,8 +34,8 @@ class PostgresDialect(Dialect):
         moment: datetime = value.astimezone(UTC)
         return moment
 
-    def json(self, value: Any) -> Json:
-        return Json(value, dumps=_dumps)
+    def json(self, value: Any, *, sort: bool = True) -> Json:
+        return Json(value, dumps=_dumps if sort else _plain_dumps)
 
     def read_json(self, value: Any) -> Any:
         return value
@@ -59,6 +60,16 @@ class PostgresDialect(Dialect):
     ) -> tuple[str, list[Any]]:
         return f"{column} = ANY(?::{kind}[])", [list(values)]
 
+    def advance_sequence(self, run: Run, table: str, row_id: int) -> None:
+        run.execute(
+            f"SELECT setval('{table}_id_seq', greatest(?, s.last_value)) FROM {table}_id_seq s",
+            (row_id,),
+        )
+
+    def has_glob(self, column: str) -> str:
+        # chr(63) is `?`, which a shared statement may not hold (it is the placeholder).
+        return f"({column} ~ '[*[]' OR strpos({column}, chr(63)) > 0)"
+
     def insert_id(self, conn: Conn, sql: str, params: Sequence[Any]) -> int:
         row = conn.execute(sql + " RETURNING id", params).fetchone()
         return int(row[0]) if row else 0
@@ -72,6 +83,10 @@ class PostgresDialect(Dialect):
 def _placeholders(text: str) -> str:
     # Shared statements hold no literal `?` or `%`: values always travel as parameters.
     return text.replace("%", "%%").replace("?", "%s")
+
+
+def _plain_dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _dumps(value: Any) -> str:

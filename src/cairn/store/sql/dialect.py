@@ -48,6 +48,7 @@ class Dialect(ABC):
     name: str
     greatest: str  # the two-argument maximum: max() in SQLite, greatest() in PostgreSQL
     chunk: int  # most values one IN list may hold; 0: no limit
+    lexical_table: str  # the lexical index's table with one row per indexed memory
 
     @abstractmethod
     def sql(self, text: str) -> str:
@@ -60,8 +61,9 @@ class Dialect(ABC):
     def read_time(self, value: Any) -> datetime: ...
 
     @abstractmethod
-    def json(self, value: Any) -> Any:
-        """A JSON column's value: keys sorted, anything unknown as its str()."""
+    def json(self, value: Any, *, sort: bool = True) -> Any:
+        """A JSON column's value: keys sorted unless `sort` is false, anything unknown (with
+        sorted keys) as its str()."""
 
     @abstractmethod
     def read_json(self, value: Any) -> Any: ...
@@ -90,11 +92,20 @@ class Dialect(ABC):
         parameters. `kind` is the values' SQL type, for engines that need a typed array."""
 
     @abstractmethod
+    def has_glob(self, column: str) -> str:
+        """The condition that `column` holds a glob character (`*`, `?` or `[`)."""
+
+    @abstractmethod
     def insert_id(self, conn: Conn, sql: str, params: Sequence[Any]) -> int:
         """Run a shared INSERT of one row and return the id the store gave it."""
 
     @abstractmethod
     def execute_many(self, conn: Conn, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
+
+    @abstractmethod
+    def advance_sequence(self, run: Run, table: str, row_id: int) -> None:
+        """After a row was inserted with its id given: later inserts must not collide with it
+        (SQLite's AUTOINCREMENT sees to that by itself)."""
 
     def opt_time(self, value: datetime | None) -> Any:
         return None if value is None else self.time(value)

@@ -18,16 +18,15 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 import numpy as np
 
 from cairn.embeddings.base import Vector
 from cairn.store.base import MemoryFilter
+from cairn.store.sql.neighbours import NeighbourRows
 from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections
-from cairn.store.sqlite.sql import chunks, marks
+from cairn.store.sqlite.sql import marks
 from cairn.store.sqlite.vectors import _append, _Block, _mask, _top_k
-from cairn.timeutil import from_micros
 
 
 @dataclass
@@ -122,7 +121,7 @@ class WindowIndex:
                 block.matrix[position] = np.frombuffer(row[1], dtype=np.float32)
 
 
-class ContextRows:
+class ContextRows(NeighbourRows):
     """Mixin of `SqliteStore`: the `ContextStore` part of the Protocol."""
 
     _db: Connections
@@ -133,40 +132,6 @@ class ContextRows:
             index = WindowIndex()
             self._windows_cache = index
         return index
-
-    def session_windows(self, memory_ids: Sequence[int], reach: int) -> dict[int, tuple[int, ...]]:
-        found: dict[int, list[int]] = {}
-        for chunk in _unique_chunks(memory_ids):
-            rows = self._db.get().execute(
-                "WITH targets AS (SELECT id, scope, session_id FROM memories "
-                f"WHERE id IN ({marks(chunk)})), "
-                "ordered AS (SELECT m.id, m.scope, m.session_id, row_number() OVER "
-                "(PARTITION BY m.scope, m.session_id ORDER BY m.id) AS pos FROM memories m "
-                "JOIN (SELECT DISTINCT scope, session_id FROM targets "
-                "WHERE session_id IS NOT NULL) s ON m.scope = s.scope AND m.session_id = "
-                "s.session_id) "
-                "SELECT t.id, n.id FROM ordered t JOIN ordered n ON n.scope = t.scope "
-                "AND n.session_id = t.session_id AND n.pos BETWEEN t.pos - ? AND t.pos + ? "
-                "WHERE t.id IN (SELECT id FROM targets) ORDER BY t.id, n.id",
-                (*chunk, reach, reach),
-            )
-            for memory_id, neighbour in rows:
-                found.setdefault(memory_id, []).append(neighbour)
-        known = set(self._existing(memory_ids))
-        return {
-            memory_id: tuple(found.get(memory_id, [memory_id]))
-            for memory_id in dict.fromkeys(memory_ids)
-            if memory_id in known
-        }
-
-    def _existing(self, memory_ids: Sequence[int]) -> list[int]:
-        out: list[int] = []
-        for chunk in _unique_chunks(memory_ids):
-            rows = self._db.get().execute(
-                f"SELECT id FROM memories WHERE id IN ({marks(chunk)})", chunk
-            )
-            out.extend(row[0] for row in rows)
-        return out
 
     def put_window(self, memory_id: int, identity: str, vector: Vector) -> None:
         blob = np.asarray(vector, dtype=np.float32).tobytes()
@@ -212,16 +177,3 @@ class ContextRows:
                 "UPDATE lexical_lengths SET context = ? WHERE memory_id = ?",
                 (len(context.split()), memory_id),
             )
-
-    def occurred_times(self, memory_ids: Sequence[int]) -> dict[int, datetime]:
-        found: dict[int, datetime] = {}
-        for chunk in _unique_chunks(memory_ids):
-            rows = self._db.get().execute(
-                f"SELECT id, occurred_at FROM memories WHERE id IN ({marks(chunk)})", chunk
-            )
-            found.update((memory_id, from_micros(at)) for memory_id, at in rows)
-        return found
-
-
-def _unique_chunks(ids: Sequence[int]) -> list[list[int]]:
-    return list(chunks(list(dict.fromkeys(ids))))

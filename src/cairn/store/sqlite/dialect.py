@@ -11,13 +11,14 @@ from typing import Any
 import numpy as np
 
 from cairn.embeddings.base import Vector
-from cairn.store.sql.dialect import Conn, Dialect
+from cairn.store.sql.dialect import Conn, Dialect, Run
 from cairn.timeutil import from_micros, to_micros
 
 
 class SqliteDialect(Dialect):
     name = "sqlite"
     greatest = "max"
+    lexical_table = "lexical_lengths"
     chunk = 500  # keeps `IN (...)` lists under SQLite's variable limit
 
     def sql(self, text: str) -> str:
@@ -29,7 +30,9 @@ class SqliteDialect(Dialect):
     def read_time(self, value: Any) -> datetime:
         return from_micros(value)
 
-    def json(self, value: Any) -> str:
+    def json(self, value: Any, *, sort: bool = True) -> str:
+        if not sort:
+            return json.dumps(value, ensure_ascii=False)
         return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
     def read_json(self, value: Any) -> Any:
@@ -55,6 +58,12 @@ class SqliteDialect(Dialect):
         self, column: str, values: Sequence[Any], kind: str = "bigint"
     ) -> tuple[str, list[Any]]:
         return f"{column} IN ({', '.join('?' for _ in values)})", list(values)
+
+    def advance_sequence(self, run: Run, table: str, row_id: int) -> None:
+        return  # AUTOINCREMENT keeps later ids above every id inserted
+
+    def has_glob(self, column: str) -> str:
+        return f"{column} GLOB '*[*?[]*'"
 
     def insert_id(self, conn: Conn, sql: str, params: Sequence[Any]) -> int:
         return int(conn.execute(sql, params).lastrowid or 0)

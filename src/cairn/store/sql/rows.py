@@ -1,0 +1,100 @@
+"""Memory and event rows <-> records, on either SQL backend.
+
+Column names are the `Memory` field names. Each column is decoded the way the dialect stores
+it; `encode_value` is the inverse. The decoders are built once per dialect, since a recall
+reads dozens of rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import fields
+from functools import cache
+from typing import Any
+
+from cairn.models import Event, Memory, NewMemory
+from cairn.store.sql.dialect import Dialect
+
+MEMORY_COLUMNS = (
+    "id, scope, type, content, summary, durability, weight, tags, reason, source_ref, pinned, "
+    "branch, session_id, source_event_id, diff_text, diff_files, error_trace, integration, "
+    "content_hash, written_at, occurred_at, until, replaces, replaced_by, status, confirmed, "
+    "cited, contradicted, evidence, last_cited_at, access_count, last_accessed_at"
+)
+EVENT_COLUMNS = "id, kind, scope, session_id, at, integration, memory_id, payload"
+MEMORY_FIELDS = tuple(name.strip() for name in MEMORY_COLUMNS.split(","))
+
+_TIME_FIELDS = frozenset(
+    {"until", "last_cited_at", "last_accessed_at", "written_at", "occurred_at"}
+)
+_LIST_FIELDS = frozenset({"tags", "diff_files"})
+
+
+@cache
+def _decoders(d: Dialect) -> dict[str, Callable[[Any], Any]]:
+    def evidence(value: Any) -> dict[str, Any]:
+        return {} if value == "{}" else dict(d.read_json(value))
+
+    return {
+        "tags": d.read_texts,
+        "diff_files": d.read_texts,
+        "evidence": evidence,
+        "pinned": bool,
+        "written_at": d.read_time,
+        "occurred_at": d.read_time,
+        "until": d.read_opt_time,
+        "last_cited_at": d.read_opt_time,
+        "last_accessed_at": d.read_opt_time,
+    }
+
+
+def memory_from_row(d: Dialect, row: Any) -> Memory:
+    """A memory from a row of `MEMORY_COLUMNS`."""
+    decode = _decoders(d)
+    return Memory(
+        **{
+            name: decode[name](value) if name in decode else value
+            for name, value in zip(MEMORY_FIELDS, row, strict=True)
+        }
+    )
+
+
+def new_memory_params(d: Dialect, m: NewMemory) -> dict[str, Any]:
+    """The INSERT parameters of a new memory: each field encoded as its column stores it."""
+    return {f.name: encode_value(d, f.name, getattr(m, f.name)) for f in fields(NewMemory)}
+
+
+def full_memory_params(d: Dialect, m: Memory) -> dict[str, Any]:
+    """Every column of a stored memory, id included (whole-store copy)."""
+    return {name: encode_value(d, name, getattr(m, name)) for name in MEMORY_FIELDS}
+
+
+def encode_value(d: Dialect, column: str, value: Any) -> Any:
+    """Encode one column's value the way the schema stores it."""
+    if value is None:
+        return None
+    if column in _TIME_FIELDS:
+        return d.time(value)
+    if column in _LIST_FIELDS:
+        return d.texts(value)
+    if column == "evidence":
+        return d.json(dict(value), sort=False)
+    if column == "pinned":
+        return d.flag(value)
+    if column == "weight":
+        return float(value)
+    return value
+
+
+def event_from_row(d: Dialect, row: Any) -> Event:
+    eid, kind, scope, session_id, at, integration, memory_id, payload = row
+    return Event(
+        id=eid,
+        kind=kind,
+        scope=scope,
+        session_id=session_id,
+        at=d.read_time(at),
+        integration=integration,
+        memory_id=memory_id,
+        payload=dict(d.read_json(payload)),
+    )
