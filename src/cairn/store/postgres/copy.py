@@ -32,6 +32,7 @@ from cairn.errors import Conflict, InvalidInput
 from cairn.store.base import LexicalDoc
 from cairn.store.postgres import lexical, vectors
 from cairn.store.postgres.connection import Conn, Database
+from cairn.store.sql.meta import MetaRows
 from cairn.store.tables import (
     TABLES,
     Table,
@@ -102,7 +103,7 @@ _TO_DB: dict[str, Callable[[Any], Any]] = {
 }
 
 
-class CopyRows:
+class CopyRows(MetaRows):
     _db: Database
 
     def table_names(self) -> list[str]:
@@ -177,22 +178,6 @@ class CopyRows:
             for name, position in positions.items():
                 if table_spec(name).serial and name in present:
                     _move_sequence(conn, name, int(position))
-
-    def get_meta(self, key: str) -> str | None:
-        with self._db.connection() as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def set_meta(self, key: str, value: str | None) -> None:
-        with self._db.transaction() as conn:
-            if value is None:
-                conn.execute("DELETE FROM meta WHERE key = %s", (key,))
-            else:
-                conn.execute(
-                    "INSERT INTO meta (key, value) VALUES (%s, %s)"
-                    " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                    (key, value),
-                )
 
 
 def _physical(spec: Table, column: str) -> sql.Composable:

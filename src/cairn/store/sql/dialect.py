@@ -169,13 +169,15 @@ class Sql:
         with self.db.transaction() as conn:
             yield Run(conn, self.dialect)
 
+    # The one-statement reads below skip `Run`: recall makes dozens of them per call.
     def all(self, sql: str, params: Sequence[Any] = ()) -> Sequence[Any]:
-        with self.read() as run:
-            return run.all(sql, params)
+        with self.db.connection() as conn:
+            rows: Sequence[Any] = conn.execute(self.dialect.sql(sql), params).fetchall()
+            return rows
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        with self.read() as run:
-            return run.one(sql, params)
+        with self.db.connection() as conn:
+            return conn.execute(self.dialect.sql(sql), params).fetchone()
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         """One write in its own transaction (or the caller's); how many rows it changed."""
@@ -194,11 +196,13 @@ class Sql:
     ) -> list[Any]:
         """Rows of `sql`, whose `{among}` becomes `column` being one of `values`, read in chunks
         the engine accepts; `before` and `after` are the other parameters around it."""
+        d = self.dialect
         found: list[Any] = []
-        with self.read() as run:
-            for chunk in self.dialect.chunks(values):
-                condition, params = self.dialect.among(column, chunk, kind)
-                found.extend(run.all(sql.replace("{among}", condition), (*before, *params, *after)))
+        with self.db.connection() as conn:
+            for chunk in d.chunks(values):
+                condition, params = d.among(column, chunk, kind)
+                text = d.sql(sql.replace("{among}", condition))
+                found.extend(conn.execute(text, (*before, *params, *after)).fetchall())
         return found
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -74,10 +74,9 @@ class Connections:
             raise
         return conn
 
-    @contextmanager
-    def connection(self) -> Iterator[sqlite3.Connection]:
+    def connection(self) -> AbstractContextManager[sqlite3.Connection]:
         """The thread's connection, for reads (inside a transaction, the transaction's)."""
-        yield self.get()
+        return nullcontext(self.get())
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from cairn.errors import InvalidInput
 from cairn.store.base import LEXICAL_FIELDS
+from cairn.store.sql.meta import MetaRows
 from cairn.store.sqlite.connection import Connections
 from cairn.store.sqlite.sql import chunks
 from cairn.store.tables import (
@@ -77,7 +78,7 @@ _TO_DB: dict[str, Callable[[Any], Any]] = {
 }
 
 
-class CopyRows:
+class CopyRows(MetaRows):
     _db: Connections
 
     def table_names(self) -> list[str]:
@@ -161,21 +162,6 @@ class CopyRows:
                         "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)",
                         (name, int(position)),
                     )
-
-    def get_meta(self, key: str) -> str | None:
-        row = self._db.get().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def set_meta(self, key: str, value: str | None) -> None:
-        with self._db.transaction() as conn:
-            if value is None:
-                conn.execute("DELETE FROM meta WHERE key = ?", (key,))
-            else:
-                conn.execute(
-                    "INSERT INTO meta (key, value) VALUES (?, ?)"
-                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    (key, value),
-                )
 
 
 def physical(table: str, column: str) -> str:

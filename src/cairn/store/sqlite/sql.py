@@ -1,5 +1,6 @@
-"""SQL fragments the SQLite store builds its queries from: a `MemoryFilter` as a WHERE
-clause, an FTS5 match expression, placeholder lists and id chunks."""
+"""SQL fragments the SQLite store's own queries (dense and lexical search) are built from: a
+`MemoryFilter` as a WHERE clause (the shared one, `cairn.store.sql.filters`), an FTS5 match
+expression, placeholder lists and id chunks."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
 from cairn.store.base import MemoryFilter
-from cairn.timeutil import to_micros
+from cairn.store.sql.filters import filter_sql as shared_filter_sql
+from cairn.store.sqlite.dialect import SQLITE
 
 T = TypeVar("T")
 
@@ -15,32 +17,8 @@ CHUNK = 500  # keeps `IN (...)` lists under SQLite's variable limit
 
 
 def filter_sql(filt: MemoryFilter) -> tuple[str, tuple[Any, ...]]:
-    clauses = [f"m.scope IN ({marks(list(filt.scopes))})"]
-    params: list[Any] = list(filt.scopes)
-    if filt.as_of is None:
-        clauses.append(f"m.status IN ({marks(list(filt.statuses))}) AND m.until IS NULL")
-        params.extend(filt.statuses)
-    else:
-        moment = to_micros(filt.as_of)
-        clauses.append(
-            "m.status != 'purged' AND m.written_at <= ? AND (m.until IS NULL OR m.until > ?)"
-        )
-        params.extend([moment, moment])
-    if filt.types is not None:
-        clauses.append(f"m.type IN ({marks(list(filt.types))})")
-        params.extend(filt.types)
-    if filt.tags is not None:
-        clauses.append(
-            f"m.id IN (SELECT memory_id FROM memory_tags WHERE tag IN ({marks(list(filt.tags))}))"
-        )
-        params.extend(filt.tags)
-    if filt.since is not None:
-        clauses.append("m.occurred_at >= ?")
-        params.append(to_micros(filt.since))
-    if filt.until is not None:
-        clauses.append("m.occurred_at <= ?")
-        params.append(to_micros(filt.until))
-    return " AND ".join(clauses), tuple(params)
+    where, params = shared_filter_sql(SQLITE, filt)
+    return where, tuple(params)
 
 
 def match_expression(terms: Sequence[str]) -> str:
