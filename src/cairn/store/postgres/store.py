@@ -32,13 +32,8 @@ from cairn.store.postgres.copy import CopyRows
 from cairn.store.postgres.dialect import POSTGRES
 from cairn.store.postgres.erase import EraseRows
 from cairn.store.postgres.options import PoolOptions, redact, split_url
-from cairn.store.sql.code import CodeRows
 from cairn.store.sql.dialect import Run, Sql
-from cairn.store.sql.lessons import LessonRows
-from cairn.store.sql.memories import MemoryRows
-from cairn.store.sql.pages import PageRows
-from cairn.store.sql.procedures import ProcedureRows
-from cairn.store.sql.sessions import SessionRows
+from cairn.store.sql.parts import SharedRows
 
 T = TypeVar("T")
 _BEFORE_ALL_IDS = -(2**63)
@@ -52,17 +47,7 @@ _WRITE_TAGS = (
 )
 
 
-class PostgresStore(
-    MemoryRows,
-    SessionRows,
-    ProcedureRows,
-    CodeRows,
-    LessonRows,
-    ContextRows,
-    PageRows,
-    CopyRows,
-    EraseRows,
-):
+class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
     """A cairn store in a PostgreSQL database with the pgvector extension.
 
     Pool and lock settings come from the URL's query (see `options.py`) or these arguments;

@@ -217,13 +217,12 @@ class CodeRows:
     # acts ---------------------------------------------------------------------------------
     def add_act(self, act: NewAct) -> int:
         d = self._sql.dialect
-        with self._sql.write() as run:
-            return run.insert(
-                "INSERT INTO acts (scope, kind, subject, at, integration, effects, detail) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (act.scope, act.kind, act.subject, d.time(act.at), act.integration,
-                 d.json([dict(e) for e in act.effects]), d.json(dict(act.detail))),
-            )  # fmt: skip
+        return self._sql.insert(
+            "INSERT INTO acts (scope, kind, subject, at, integration, effects, detail) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (act.scope, act.kind, act.subject, d.time(act.at), act.integration,
+             d.json([dict(e) for e in act.effects]), d.json(dict(act.detail))),
+        )  # fmt: skip
 
     def get_act(self, act_id: int) -> ActRow | None:
         row = self._sql.one(f"SELECT {ACT_COLUMNS} FROM acts WHERE id = ?", (act_id,))

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from cairn.embeddings.base import Vector
+from cairn.errors import InvalidInput
 
 T = TypeVar("T")
 
@@ -179,6 +180,11 @@ class Sql:
         with self.db.connection() as conn:
             return conn.execute(self.dialect.sql(sql), params).fetchone()
 
+    def insert(self, sql: str, params: Sequence[Any]) -> int:
+        """One INSERT in its own transaction (or the caller's); the id the row was given."""
+        with self.write() as run:
+            return run.insert(sql, params)
+
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         """One write in its own transaction (or the caller's); how many rows it changed."""
         with self.write() as run:
@@ -206,6 +212,10 @@ class Sql:
         return found
 
 
-def params_of(values: Mapping[str, Any]) -> str:
-    """`?` marks for an INSERT of `values`, one per key."""
-    return ", ".join("?" for _ in values)
+def assignments(changes: Mapping[str, Any], allowed: frozenset[str], what: str) -> str:
+    """`column = ?, ...` for an UPDATE of `changes`, refusing a column not in `allowed`;
+    empty when there is nothing to change."""
+    unknown = set(changes) - allowed
+    if unknown:
+        raise InvalidInput(f"cannot update {what} fields {sorted(unknown)}")
+    return ", ".join(f"{column} = ?" for column in changes)

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from cairn.errors import InvalidInput
 from cairn.models import Event, Memory, NewEvent, NewMemory
 from cairn.store.base import COUNTER_FIELDS, UPDATABLE_FIELDS, MemoryFilter
-from cairn.store.sql.dialect import Run, Sql
+from cairn.store.sql.dialect import Run, Sql, assignments
 from cairn.store.sql.filters import filter_sql
 from cairn.store.sql.rows import (
     EVENT_COLUMNS,
@@ -50,13 +50,12 @@ class MemoryRows:
     # events -------------------------------------------------------------------------------
     def add_event(self, event: NewEvent) -> int:
         d = self._sql.dialect
-        with self._sql.write() as run:
-            return run.insert(
-                "INSERT INTO events (kind, scope, session_id, at, integration, memory_id, payload)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (event.kind, event.scope, event.session_id, d.time(event.at), event.integration,
-                 event.memory_id, d.json(dict(event.payload))),
-            )  # fmt: skip
+        return self._sql.insert(
+            "INSERT INTO events (kind, scope, session_id, at, integration, memory_id, payload)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (event.kind, event.scope, event.session_id, d.time(event.at), event.integration,
+             event.memory_id, d.json(dict(event.payload))),
+        )  # fmt: skip
 
     def get_events(self, ids: Sequence[int]) -> list[Event]:
         rows = self._sql.select_in(f"SELECT {EVENT_COLUMNS} FROM events WHERE {{among}}", "id", ids)
@@ -119,16 +118,13 @@ class MemoryRows:
         return None if row is None else memory_from_row(self._sql.dialect, row)
 
     def update_memory(self, memory_id: int, changes: Mapping[str, Any]) -> None:
-        unknown = set(changes) - UPDATABLE_FIELDS
-        if unknown:
-            raise InvalidInput(f"cannot update memory fields {sorted(unknown)}")
-        if not changes:
+        columns = assignments(changes, UPDATABLE_FIELDS, "memory")
+        if not columns:
             return
         d = self._sql.dialect
-        assignments = ", ".join(f"{column} = ?" for column in changes)
         values = [encode_value(d, column, value) for column, value in changes.items()]
         with self._sql.write() as run:
-            run.execute(f"UPDATE memories SET {assignments} WHERE id = ?", (*values, memory_id))
+            run.execute(f"UPDATE memories SET {columns} WHERE id = ?", (*values, memory_id))
             if "tags" in changes:
                 self._write_tags(run, memory_id, list(changes["tags"] or ()), new=False)
             if FILTERED_COLUMNS & set(changes):

@@ -15,7 +15,7 @@ from cairn.embeddings.base import Vector
 from cairn.errors import InvalidInput
 from cairn.models import Contribution, ProcedureEvidence
 from cairn.records.sessions import TALLIES, NewProcedure, Procedure
-from cairn.store.sql.dialect import Dialect, Sql
+from cairn.store.sql.dialect import Dialect, Sql, assignments
 
 PROCEDURE_COLUMNS = (
     "id, scope, goal, summary, context, steps, caveats, outcome, outcome_summary, session_id, "
@@ -30,26 +30,25 @@ class ProcedureRows:
 
     def add_procedure(self, procedure: NewProcedure) -> int:
         d = self._sql.dialect
-        with self._sql.write() as run:
-            return run.insert(
-                "INSERT INTO procedures (scope, goal, summary, context, steps, caveats, outcome, "
-                "outcome_summary, session_id, content_hash, written_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    procedure.scope,
-                    procedure.goal,
-                    procedure.summary,
-                    d.json(dict(procedure.context)),
-                    d.texts(procedure.steps),
-                    d.texts(procedure.caveats),
-                    procedure.outcome,
-                    procedure.outcome_summary,
-                    procedure.session_id,
-                    procedure.content_hash,
-                    d.time(procedure.written_at),
-                    d.time(procedure.written_at),
-                ),
-            )
+        return self._sql.insert(
+            "INSERT INTO procedures (scope, goal, summary, context, steps, caveats, outcome, "
+            "outcome_summary, session_id, content_hash, written_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                procedure.scope,
+                procedure.goal,
+                procedure.summary,
+                d.json(dict(procedure.context)),
+                d.texts(procedure.steps),
+                d.texts(procedure.caveats),
+                procedure.outcome,
+                procedure.outcome_summary,
+                procedure.session_id,
+                procedure.content_hash,
+                d.time(procedure.written_at),
+                d.time(procedure.written_at),
+            ),
+        )
 
     def get_procedures(self, ids: Sequence[int]) -> list[Procedure]:
         rows = self._sql.select_in(
@@ -84,15 +83,12 @@ class ProcedureRows:
         return found[0] if found else None
 
     def update_procedure(self, procedure_id: int, changes: Mapping[str, Any]) -> None:
-        unknown = set(changes) - PROCEDURE_UPDATABLE
-        if unknown:
-            raise InvalidInput(f"cannot update procedure fields {sorted(unknown)}")
-        if not changes:
+        columns = assignments(changes, PROCEDURE_UPDATABLE, "procedure")
+        if not columns:
             return
         d = self._sql.dialect
         values = [d.time(v) if isinstance(v, datetime) else v for v in changes.values()]
-        assignments = ", ".join(f"{column} = ?" for column in changes)
-        self._sql.run(f"UPDATE procedures SET {assignments} WHERE id = ?", (*values, procedure_id))
+        self._sql.run(f"UPDATE procedures SET {columns} WHERE id = ?", (*values, procedure_id))
 
     def tally_procedure(self, procedure_id: int, tally: str, by: int = 1) -> None:
         if tally not in TALLIES:

@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from cairn.errors import InvalidInput
 from cairn.models import Event, Memory
 from cairn.records.sessions import (
     Episode,
@@ -21,7 +20,7 @@ from cairn.records.sessions import (
     Session,
     StoredAssessment,
 )
-from cairn.store.sql.dialect import Dialect, Sql
+from cairn.store.sql.dialect import Dialect, Sql, assignments
 from cairn.store.sql.rows import EVENT_COLUMNS, MEMORY_COLUMNS, event_from_row, memory_from_row
 
 SESSION_COLUMNS = (
@@ -62,15 +61,12 @@ class SessionRows:
         return None if row is None else _session(self._sql.dialect, row)
 
     def update_session(self, session_id: str, changes: Mapping[str, Any]) -> None:
-        unknown = set(changes) - SESSION_UPDATABLE
-        if unknown:
-            raise InvalidInput(f"cannot update session fields {sorted(unknown)}")
-        if not changes:
+        columns = assignments(changes, SESSION_UPDATABLE, "session")
+        if not columns:
             return
         d = self._sql.dialect
         values = [_encode_session(d, column, value) for column, value in changes.items()]
-        assignments = ", ".join(f"{column} = ?" for column in changes)
-        self._sql.run(f"UPDATE sessions SET {assignments} WHERE id = ?", (*values, session_id))
+        self._sql.run(f"UPDATE sessions SET {columns} WHERE id = ?", (*values, session_id))
 
     # retrievals and assessments -----------------------------------------------------------
     def add_retrieval(self, retrieval: Retrieval) -> None:
@@ -139,21 +135,20 @@ class SessionRows:
     # episodes -----------------------------------------------------------------------------
     def add_episode(self, episode: NewEpisode) -> int:
         d = self._sql.dialect
-        with self._sql.write() as run:
-            return run.insert(
-                "INSERT INTO episodes (session_id, scope, task, outcome, summary, procedure_id, "
-                "started_at, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    episode.session_id,
-                    episode.scope,
-                    episode.task,
-                    episode.outcome,
-                    episode.summary,
-                    episode.procedure_id,
-                    d.time(episode.started_at),
-                    d.time(episode.ended_at),
-                ),
-            )
+        return self._sql.insert(
+            "INSERT INTO episodes (session_id, scope, task, outcome, summary, procedure_id, "
+            "started_at, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                episode.session_id,
+                episode.scope,
+                episode.task,
+                episode.outcome,
+                episode.summary,
+                episode.procedure_id,
+                d.time(episode.started_at),
+                d.time(episode.ended_at),
+            ),
+        )
 
     def get_episodes(self, ids: Sequence[int]) -> list[Episode]:
         rows = self._sql.select_in(

@@ -19,13 +19,8 @@ from cairn.store.base import (
     LexicalStats,
     MemoryFilter,
 )
-from cairn.store.sql.code import CodeRows
 from cairn.store.sql.dialect import Run, Sql
-from cairn.store.sql.lessons import LessonRows
-from cairn.store.sql.memories import MemoryRows
-from cairn.store.sql.pages import PageRows
-from cairn.store.sql.procedures import ProcedureRows
-from cairn.store.sql.sessions import SessionRows
+from cairn.store.sql.parts import SharedRows
 from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections, ensure_parent, migrate
 from cairn.store.sqlite.context import ContextRows
 from cairn.store.sqlite.copy import CopyRows
@@ -42,17 +37,7 @@ _STATS_CACHE_MAX = 50_000
 _POOL_RANK = "bm25(lexical, 1.0, 0.7, 0.5, 0.3, 0.45)"
 
 
-class SqliteStore(
-    MemoryRows,
-    SessionRows,
-    ProcedureRows,
-    CodeRows,
-    LessonRows,
-    ContextRows,
-    PageRows,
-    CopyRows,
-    EraseRows,
-):
+class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
     backend = "sqlite"
 
     def __init__(self, path: str, *, busy_timeout_ms: int = 30_000) -> None:

@@ -1,0 +1,15 @@
+"""Every shared part of the `Store` Protocol in one mixin, for a SQL store class to inherit
+beside its own context, copy and erase parts. It needs `self._sql` and the `_write_tags` hook."""
+
+from __future__ import annotations
+
+from cairn.store.sql.code import CodeRows
+from cairn.store.sql.lessons import LessonRows
+from cairn.store.sql.memories import MemoryRows
+from cairn.store.sql.pages import PageRows
+from cairn.store.sql.procedures import ProcedureRows
+from cairn.store.sql.sessions import SessionRows
+
+
+class SharedRows(MemoryRows, SessionRows, ProcedureRows, CodeRows, LessonRows, PageRows):
+    pass
