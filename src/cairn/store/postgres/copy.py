@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 from psycopg import sql
@@ -32,11 +32,11 @@ from cairn.errors import Conflict, InvalidInput
 from cairn.store.base import LexicalDoc
 from cairn.store.postgres import lexical, vectors
 from cairn.store.postgres.connection import Conn, Database
-from cairn.store.sql.meta import MetaRows
+from cairn.store.sql.copy import SharedCopyRows
+from cairn.store.sql.dialect import Run
 from cairn.store.tables import (
     TABLES,
     Table,
-    keyset_pages,
     neutral_row,
     parse_time,
     stored_values,
@@ -46,7 +46,6 @@ from cairn.store.tables import (
     vector_text,
 )
 
-_PAGE = 1000
 # Physical names where they differ from the neutral ones.
 _PHYSICAL = {("vectors", "vector"): "embedding", ("windows", "vector"): "embedding"}
 # Columns only this backend stores, computed from the neutral row.
@@ -103,7 +102,7 @@ _TO_DB: dict[str, Callable[[Any], Any]] = {
 }
 
 
-class CopyRows(MetaRows):
+class CopyRows(SharedCopyRows):
     _db: Database
 
     def table_names(self) -> list[str]:
@@ -114,24 +113,11 @@ class CopyRows(MetaRows):
         present = {str(row[0]) for row in rows}
         return [spec.name for spec in TABLES if spec.name in present]
 
-    def count_rows(self, table: str) -> int:
-        spec = table_spec(table)
+    def _dump_page(
+        self, spec: Table, after: Sequence[Any] | None, size: int
+    ) -> list[dict[str, Any]]:
         with self._db.connection() as conn:
-            row = conn.execute(
-                sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(spec.name))
-            ).fetchone()
-        return int(row[0]) if row else 0
-
-    def dump_table(
-        self, table: str, *, after: Sequence[Any] | None = None, limit: int | None = None
-    ) -> Iterator[dict[str, Any]]:
-        spec = table_spec(table)
-
-        def fetch(start: Sequence[Any] | None, size: int) -> list[dict[str, Any]]:
-            with self._db.connection() as conn:
-                return _page(conn, spec, start, size)
-
-        return keyset_pages(spec, fetch, after=after, limit=limit, page=_PAGE)
+            return _page(conn, spec, after, size)
 
     def load_rows(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
         spec = table_spec(table)
@@ -172,12 +158,8 @@ class CopyRows(MetaRows):
                         found[name] = int(row[0])
         return found
 
-    def advance_sequences(self, positions: Mapping[str, int]) -> None:
-        present = set(self.table_names())
-        with self._db.transaction() as conn:
-            for name, position in positions.items():
-                if table_spec(name).serial and name in present:
-                    _move_sequence(conn, name, int(position))
+    def _move_sequence(self, run: Run, table: str, position: int) -> None:
+        _move_sequence(cast(Conn, run.conn), table, position)
 
 
 def _physical(spec: Table, column: str) -> sql.Composable:

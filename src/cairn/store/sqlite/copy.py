@@ -14,18 +14,18 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cairn.errors import InvalidInput
 from cairn.store.base import LEXICAL_FIELDS
-from cairn.store.sql.meta import MetaRows
+from cairn.store.sql.copy import SharedCopyRows
+from cairn.store.sql.dialect import Run
 from cairn.store.sqlite.connection import Connections
 from cairn.store.sqlite.sql import chunks
 from cairn.store.tables import (
     TABLES,
     Table,
-    keyset_pages,
     neutral_row,
     parse_time,
     stored_values,
@@ -35,7 +35,6 @@ from cairn.store.tables import (
 )
 from cairn.timeutil import from_micros, to_micros
 
-_PAGE = 1000
 # Physical names where they differ from the neutral ones.
 _PHYSICAL = {("lexical", "memory_id"): "rowid"}
 # Tables whose changes the in-process vector caches must notice.
@@ -78,7 +77,7 @@ _TO_DB: dict[str, Callable[[Any], Any]] = {
 }
 
 
-class CopyRows(MetaRows):
+class CopyRows(SharedCopyRows):
     _db: Connections
 
     def table_names(self) -> list[str]:
@@ -86,23 +85,9 @@ class CopyRows(MetaRows):
         present = {str(row[0]) for row in rows}
         return [spec.name for spec in TABLES if spec.name in present]
 
-    def count_rows(self, table: str) -> int:
-        spec = table_spec(table)
-        return int(self._db.get().execute(f"SELECT count(*) FROM {spec.name}").fetchone()[0])
-
-    def dump_table(
-        self, table: str, *, after: Sequence[Any] | None = None, limit: int | None = None
-    ) -> Iterator[dict[str, Any]]:
-        spec = table_spec(table)
-        return keyset_pages(
-            spec,
-            lambda start, size: self._page(spec, start, size),
-            after=after,
-            limit=limit,
-            page=_PAGE,
-        )
-
-    def _page(self, spec: Table, after: Sequence[Any] | None, size: int) -> list[dict[str, Any]]:
+    def _dump_page(
+        self, spec: Table, after: Sequence[Any] | None, size: int
+    ) -> list[dict[str, Any]]:
         keys = [physical(spec.name, name) for name in spec.key]
         sql = f"SELECT {', '.join(physical(spec.name, n) for n in spec.names)} FROM {spec.name}"
         params: list[Any] = []
@@ -147,21 +132,12 @@ class CopyRows(MetaRows):
             spec.name: found[spec.name] for spec in TABLES if spec.serial and spec.name in found
         }
 
-    def advance_sequences(self, positions: Mapping[str, int]) -> None:
-        present = set(self.table_names())
-        with self._db.transaction() as conn:
-            for name, position in positions.items():
-                if not table_spec(name).serial or name not in present:
-                    continue
-                moved = conn.execute(
-                    "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?",
-                    (int(position), name),
-                ).rowcount
-                if not moved:
-                    conn.execute(
-                        "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)",
-                        (name, int(position)),
-                    )
+    def _move_sequence(self, run: Run, table: str, position: int) -> None:
+        moved = run.count(
+            "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", (position, table)
+        )
+        if not moved:
+            run.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (table, position))
 
 
 def physical(table: str, column: str) -> str:
