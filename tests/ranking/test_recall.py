@@ -302,3 +302,51 @@ def test_a_hit_clamps_its_displayed_score(raw: float) -> None:
     hit = Hit("mem_1", "memory", "s", raw, False, None, "unchecked", None)
     assert hit.score == 0.0
     assert Hit("mem_1", "memory", "s", 0.25, False, None, "unchecked", None).score == 0.25
+
+
+def test_a_question_naming_one_speaker_lowers_what_the_others_said(mem: Cairn) -> None:
+    said = mem.remember("Caroline: I painted the sunrise at the lake.", type="fact", scope=SCOPE)
+    other = mem.remember(
+        "Melanie: I painted the sunrise at the lake, Caroline.",
+        type="fact",
+        scope=SCOPE,
+        dedup=False,
+    )
+    plain = mem.remember(
+        "The sunrise at the lake was painted in oil.", type="fact", scope=SCOPE, dedup=False
+    )
+    hits = mem.recall(
+        "What did Caroline paint at the lake?", scope=SCOPE, explain=True, cut=False
+    ).hits
+    parts = {h.ref: h.explain or {} for h in hits}
+    assert parts[other.memory_id]["speaker"] == RECIPE.other_speaker
+    assert "speaker" not in parts[said.memory_id] and "speaker" not in parts[plain.memory_id]
+    assert [h.ref for h in hits].index(said.memory_id) < [h.ref for h in hits].index(
+        other.memory_id
+    )
+    # Naming both speakers (or none) lowers nobody.
+    both = mem.recall("What did Caroline and Melanie paint?", scope=SCOPE, explain=True, cut=False)
+    assert all("speaker" not in (h.explain or {}) for h in both.hits)
+
+
+def test_feedback_reorders_but_the_gate_reads_the_query_itself(mem: Cairn) -> None:
+    from dataclasses import replace
+
+    from cairn.ranking.recall import RecallQuery, candidates, retrieve
+    from cairn.scope import visible_scopes
+    from cairn.store.base import MemoryFilter
+
+    fill(mem, 30)
+    mem.remember(
+        "The billing worker retries failed webhooks with backoff.", type="fact", scope=SCOPE
+    )
+    ctx, filt = mem._ctx, MemoryFilter(scopes=visible_scopes(SCOPE))
+    text = "how are webhooks retried"
+    off, on = replace(RECIPE, feedback_weight=0.0), replace(RECIPE, feedback_weight=0.5)
+    first = candidates(ctx, text, filt, ctx.clock(), off)
+    second = candidates(ctx, text, filt, ctx.clock(), on)
+    assert first.lexical.scores == second.lexical.scores
+    assert second.dense != first.dense  # the dense search ran with the moved query
+    assert first.vector is second.vector or (first.vector == second.vector).all()
+    uncut = RecallQuery(text, filt, 10, cut=False)
+    assert {s.memory.id for s in retrieve(ctx, uncut, on)} <= set(second.fused)

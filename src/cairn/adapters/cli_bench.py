@@ -111,6 +111,41 @@ def locomo(
         click.echo(render(result))
 
 
+@bench.command("locomo-fit")
+@click.option(
+    "--data",
+    "data",
+    required=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="LoCoMo data: a folder of conversation files (*.json) or locomo10.json itself.",
+)
+@click.option("--mode", type=click.Choice(["turns", "observations"]), default="turns")
+@click.option("--conversation", "conversations", multiple=True, help="Only these (file stems).")
+@click.option(
+    "--max-questions",
+    type=click.IntRange(min=1),
+    default=None,
+    help="At most this many per conversation.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One line of JSON.")
+@reports_errors
+def locomo_fit(
+    data: Path, mode: str, conversations: tuple[str, ...], max_questions: int | None, as_json: bool
+) -> None:
+    """The fusion's constants chosen by leave-one-conversation-out: held-out R@5/R@10 before
+    and after the speaker and feedback mechanisms, per category, and each fold's choice."""
+    from cairn.bench.locomo_fit import fit_locomo, render_fit
+
+    result = fit_locomo(
+        data,
+        mode=mode,
+        conversations=conversations or None,
+        max_questions=max_questions,
+        progress=lambda line: click.echo(line, err=True),
+    )
+    click.echo(json.dumps(result, ensure_ascii=False) if as_json else render_fit(result))
+
+
 @bench.command("locomo-diff")
 @click.argument("before", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("after", type=click.Path(exists=True, dir_okay=False, path_type=Path))

@@ -22,6 +22,13 @@ categories 1-4; the runs are in docs/benchmarks.md) by measurement, not by taste
   which rank-based fusion throws away.
 * A query naming a date or a month lifts memories that occurred then (cairn.ranking.dates),
   ×`date_lift`.
+* The dense search runs twice: the second time with the query moved towards its best
+  first-pass memories (cairn.ranking.expansion, `feedback_weight`, `feedback_docs`).
+* A query naming one speaker lowers what other speakers said, ×`other_speaker`
+  (cairn.ranking.speakers).
+
+`cairn bench locomo-fit` re-chooses the fusion-time constants (lexical weight, date lift,
+speaker and feedback) by leave-one-conversation-out and reports the held-out figure.
 
 Whether a memory covers the query enough to be returned at all is the gate's question
 (cairn.ranking.gate), asked after the relative cut.
@@ -58,6 +65,12 @@ class FusionRecipe:
     bm25_b: float = 0.4
     date_lift: float = 1.25
     cut_ratio: float = 0.7
+    # A memory said by another speaker than the one the query names (cairn.ranking.speakers).
+    other_speaker: float = 0.8
+    # Dense pseudo-relevance feedback (cairn.ranking.expansion): how far the query moves towards
+    # the mean of its `feedback_docs` best first-pass memories; 0 turns it off.
+    feedback_weight: float = 0.2
+    feedback_docs: int = 5
 
 
 RECIPE = FusionRecipe()

@@ -12,13 +12,17 @@ For each phrasing (the query, then each of `also`):
    lexical candidate.
 3. Fusion: 0.7 × window cosine + 0.3 × BM25 / best BM25 (cairn.ranking.fusion), times the date
    lift when the query names a time (cairn.ranking.dates).
+4. Feedback: the dense search runs again with the query moved towards the own vectors of the
+   best few fused memories (cairn.ranking.expansion), and 2-3 are redone with it.
 
 Phrasings are merged by each memory's best score. The best `rerank_pool` memories are loaded
 and multiplied by their life signals (cairn.ranking.signals: lifecycle, acts, resting, recency;
-the feedback multiplier is applied by `cairn.sessions.enrich`). Then, with `cut`:
+the feedback multiplier is applied by `cairn.sessions.enrich`) and, when the query names one
+speaker of `"<speaker>: ..."` memories, by the other speakers' multiplier
+(cairn.ranking.speakers). Then, with `cut`:
 
-4. the relative cut drops memories under 0.7 × the best score (the best stays);
-5. the gate (cairn.ranking.gate), at every store size, drops a memory neither close to the
+5. the relative cut drops memories under 0.7 × the best score (the best stays);
+6. the gate (cairn.ranking.gate), at every store size, drops a memory neither close to the
    query (own cosine) nor sharing enough of its words (idf-weighted coverage), so an
    unanswerable question gets nothing; a memory passing by a small margin is `weak`.
 
@@ -30,7 +34,7 @@ scaled as if it were as close as the best memory that has a current vector, and 
 Resting memories (idle, or contradicted twice) are candidates like any other and ranked lower by
 the resting multiplier (×0.5, `resting` in explain; cairn.ranking.signals).
 
-`cut=False` skips 4 and 5 and returns the top `limit` by rank. Every part of a score is kept in
+`cut=False` skips 5 and 6 and returns the top `limit` by rank. Every part of a score is kept in
 `Scored.parts`, which `recall(explain=True)` returns.
 """
 
@@ -46,11 +50,19 @@ import numpy as np
 from cairn.context import Context
 from cairn.embeddings.base import Vector
 from cairn.models import Memory
-from cairn.ranking.dates import occurred_within, query_ranges
-from cairn.ranking.fusion import RECIPE, blend_dense, fuse_scores, max_normalise
+from cairn.ranking.dates import DayRange, occurred_within, query_ranges
+from cairn.ranking.expansion import expanded_query, feedback_ids
+from cairn.ranking.fusion import (
+    RECIPE,
+    FusionRecipe,
+    blend_dense,
+    fuse_scores,
+    max_normalise,
+)
 from cairn.ranking.gate import GATE, Evidence, gate_idf, is_weak, passes
 from cairn.ranking.lexical import BM25F, DEFAULT_FIELD_WEIGHTS, CorpusStats, query_terms
 from cairn.ranking.signals import recency_lift, signal_parts
+from cairn.ranking.speakers import speaker_factors
 from cairn.store.base import LEXICAL_FIELDS, LexicalDoc, MemoryFilter
 
 LEXICAL_POOL = 100
@@ -130,14 +142,19 @@ def rerank_pool(limit: int) -> int:
     return max(2 * limit, 24)
 
 
-def retrieve(ctx: Context, query: RecallQuery) -> list[Scored]:
-    return retrieve_noting(ctx, query)[0]
+def retrieve(ctx: Context, query: RecallQuery, recipe: FusionRecipe = RECIPE) -> list[Scored]:
+    return retrieve_noting(ctx, query, recipe)[0]
 
 
-def retrieve_noting(ctx: Context, query: RecallQuery) -> tuple[list[Scored], bool]:
-    """The ranked memories, and whether any candidate was waiting for `cairn reindex`."""
+def retrieve_noting(
+    ctx: Context, query: RecallQuery, recipe: FusionRecipe = RECIPE
+) -> tuple[list[Scored], bool]:
+    """The ranked memories, and whether any candidate was waiting for `cairn reindex`.
+
+    `recipe` is the fusion's constants; only `cairn bench locomo-fit` passes another."""
     now = ctx.clock()
-    phrasings = [candidates(ctx, text, query.filt, now) for text in (query.text, *query.also)]
+    texts = (query.text, *query.also)
+    phrasings = [candidates(ctx, text, query.filt, now, recipe) for text in texts]
     best: dict[int, tuple[float, Phrasing]] = {}
     for phrasing in phrasings:
         for memory_id in phrasing.fused:
@@ -148,8 +165,9 @@ def retrieve_noting(ctx: Context, query: RecallQuery) -> tuple[list[Scored], boo
     # differ in the last bits, and a true tie must fall to the newer memory on both.
     top = sorted(best, key=lambda i: (-round(best[i][0], 6), -i))[: rerank_pool(query.limit)]
     memories = {m.id: m for m in ctx.store.get_memories(top)}
+    speaker = _speaker_parts(memories, {i: best[i][1].text for i in memories}, recipe)
     ranked = sorted(
-        (_scored(memories[i], best[i][1], now) for i in top if i in memories),
+        (_scored(memories[i], best[i][1], now, speaker[i]) for i in top if i in memories),
         key=lambda s: (-round(s.score, 6), -s.memory.id),
     )
     if query.cut:
@@ -158,28 +176,66 @@ def retrieve_noting(ctx: Context, query: RecallQuery) -> tuple[list[Scored], boo
     return ranked[: query.limit], any(phrasing.stale for phrasing in phrasings)
 
 
-def candidates(ctx: Context, text: str, filt: MemoryFilter, now: datetime) -> Phrasing:
-    """Lexical and dense candidates of one phrasing, fused, with the date lift."""
+def candidates(
+    ctx: Context, text: str, filt: MemoryFilter, now: datetime, recipe: FusionRecipe = RECIPE
+) -> Phrasing:
+    """Lexical and dense candidates of one phrasing, fused, with the date lift; the dense
+    search is repeated once with the query moved towards its best matches (feedback)."""
     pending = ctx.start_query_embedding(text)  # the model runs while the keywords are read
     lexical = _lexical(ctx, filt, query_terms(text))
     vector = pending.result()
+    ranges = query_ranges(text, now)
+    first = _fused(ctx, filt, vector, lexical, ranges, recipe)
+    if recipe.feedback_weight > 0.0 and first.fused:
+        top = feedback_ids(first.lifted(), recipe.feedback_docs)
+        found = ctx.store.get_vectors(top, ctx.embedder.identity)
+        known = [found[i] for i in top if i in found]
+        moved = expanded_query(vector, known, recipe.feedback_weight)
+        first = _fused(ctx, filt, moved, lexical, ranges, recipe)
+    # The gate reads the query's own vector: feedback re-orders, it never decides answerability.
+    return Phrasing(text, vector, lexical, first.dense, first.fused, first.date, first.stale)
+
+
+@dataclass(frozen=True, slots=True)
+class _Pass:
+    """One dense search fused with the keyword matches."""
+
+    dense: dict[int, float]
+    fused: dict[int, float]
+    date: dict[int, float]
+    stale: frozenset[int]
+
+    def lifted(self) -> dict[int, float]:
+        return {key: value * self.date.get(key, 1.0) for key, value in self.fused.items()}
+
+
+def _fused(
+    ctx: Context,
+    filt: MemoryFilter,
+    vector: Vector,
+    lexical: Lexical,
+    ranges: list[DayRange],
+    recipe: FusionRecipe,
+) -> _Pass:
     window = ctx.store.window_similarities(
         filt, ctx.embedder.identity, vector, DENSE_POOL, list(lexical.scores)
     )
     dense = window
-    if RECIPE.own_embedding_weight > 0.0:
+    if recipe.own_embedding_weight > 0.0:
         own = _own_cosines(ctx, list(window), vector)
-        dense = blend_dense(own, window, RECIPE.own_embedding_weight)
+        dense = blend_dense(own, window, recipe.own_embedding_weight)
     # A keyword match the window search did not score has no vector from this embedder.
     stale = frozenset(i for i in lexical.scores if i not in window)
-    fused = fuse_scores(lexical.scores, dense, RECIPE.lexical_weight)
-    fused.update(keyword_only(lexical.scores, stale, dense))
-    dates = _date_lifts(ctx, text, fused, now)
-    return Phrasing(text, vector, lexical, dense, fused, dates, stale)
+    fused = fuse_scores(lexical.scores, dense, recipe.lexical_weight)
+    fused.update(keyword_only(lexical.scores, stale, dense, recipe.lexical_weight))
+    return _Pass(dense, fused, _date_lifts(ctx, ranges, fused, recipe.date_lift), stale)
 
 
 def keyword_only(
-    lexical: dict[int, float], stale: frozenset[int], dense: dict[int, float]
+    lexical: dict[int, float],
+    stale: frozenset[int],
+    dense: dict[int, float],
+    weight: float = RECIPE.lexical_weight,
 ) -> dict[int, float]:
     """Fused scores for memories without a current vector, so they compete instead of losing
     the dense 70 %: each is scored as if its cosine were its normalised keyword score times the
@@ -189,7 +245,6 @@ def keyword_only(
         return {}
     fresh = [value for key, value in dense.items() if key not in stale]
     reference = max([*fresh, GATE.min_cosine])
-    weight = RECIPE.lexical_weight
     normalised = max_normalise(lexical)
     return {
         key: normalised[key] * ((1.0 - weight) * reference + weight)
@@ -237,20 +292,28 @@ def _own_cosines(ctx: Context, ids: Sequence[int], vector: Vector) -> dict[int, 
 
 
 def _date_lifts(
-    ctx: Context, text: str, fused: dict[int, float], now: datetime
+    ctx: Context, ranges: list[DayRange], fused: dict[int, float], lift: float
 ) -> dict[int, float]:
-    ranges = query_ranges(text, now)
     if not ranges or not fused:
         return {}
     times = ctx.store.occurred_times(list(fused))
-    return {
-        memory_id: RECIPE.date_lift
-        for memory_id, at in times.items()
-        if occurred_within(at, ranges)
-    }
+    return {memory_id: lift for memory_id, at in times.items() if occurred_within(at, ranges)}
 
 
-def _scored(memory: Memory, phrasing: Phrasing, now: datetime) -> Scored:
+def _speaker_parts(
+    memories: dict[int, Memory], text_of: dict[int, str], recipe: FusionRecipe
+) -> dict[int, float]:
+    """Each loaded memory's speaker multiplier, judged against the phrasing that found it."""
+    contents = {i: memory.content for i, memory in memories.items()}
+    parts: dict[int, float] = {}
+    for text in dict.fromkeys(text_of.values()):
+        mine = {i for i, found_by in text_of.items() if found_by == text}
+        factors = speaker_factors(text, contents, recipe.other_speaker)
+        parts.update({i: factors[i] for i in mine})
+    return parts
+
+
+def _scored(memory: Memory, phrasing: Phrasing, now: datetime, speaker: float = 1.0) -> Scored:
     memory_id = memory.id
     stale = memory_id in phrasing.stale
     parts = {
@@ -263,7 +326,9 @@ def _scored(memory: Memory, phrasing: Phrasing, now: datetime) -> Scored:
         parts["stale_vector"] = 1.0
     factors = {**signal_parts(memory, now), "recency": recency_lift(memory, now)}
     parts.update(factors)
-    score = phrasing.score(memory_id) * math.prod(factors.values())
+    if speaker != 1.0:
+        parts["speaker"] = speaker
+    score = phrasing.score(memory_id) * speaker * math.prod(factors.values())
     return Scored(memory, score, parts=parts, stale=stale)
 
 
