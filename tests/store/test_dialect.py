@@ -8,6 +8,7 @@ ids that name nothing, on both backends (`store`).
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,12 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from cairn.models import Memory
 from cairn.store.base import MemoryFilter, Store
 from cairn.store.postgres.dialect import POSTGRES
 from cairn.store.sql.dialect import Sql
 from cairn.store.sql.filters import filter_sql
+from cairn.store.sql.rows import MEMORY_FIELDS
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.store import SqliteStore
 from storekit import SCOPE, new_memory
@@ -151,3 +154,8 @@ def test_memory_text_round_trips_through_the_shared_rows(
         assert sql.one("SELECT content FROM memories WHERE id = ?", (memory_id,)) == (text,)
     finally:
         store.close()
+
+
+def test_memory_columns_are_the_memory_fields_in_order() -> None:
+    # memory_from_row builds a Memory positionally from a row of MEMORY_COLUMNS.
+    assert tuple(f.name for f in fields(Memory)) == MEMORY_FIELDS
