@@ -147,6 +147,26 @@ class Run:
     def insert(self, sql: str, params: Sequence[Any]) -> int:
         return self.dialect.insert_id(self.conn, self.dialect.sql(sql), params)
 
+    def select_in(
+        self,
+        sql: str,
+        column: str,
+        values: Sequence[Any],
+        kind: str = "bigint",
+        *,
+        before: Sequence[Any] = (),
+        after: Sequence[Any] = (),
+    ) -> list[Any]:
+        """Rows of `sql`, whose `{among}` becomes `column` being one of `values`, read in chunks
+        the engine accepts; `before` and `after` are the other parameters around it."""
+        d = self.dialect
+        found: list[Any] = []
+        for chunk in d.chunks(values):
+            condition, params = d.among(column, chunk, kind)
+            text = d.sql(sql.replace("{among}", condition))
+            found.extend(self.conn.execute(text, (*before, *params, *after)).fetchall())
+        return found
+
     def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         self.dialect.execute_many(self.conn, self.dialect.sql(sql), rows)
 
@@ -200,16 +220,11 @@ class Sql:
         before: Sequence[Any] = (),
         after: Sequence[Any] = (),
     ) -> list[Any]:
-        """Rows of `sql`, whose `{among}` becomes `column` being one of `values`, read in chunks
-        the engine accepts; `before` and `after` are the other parameters around it."""
-        d = self.dialect
-        found: list[Any] = []
+        """`Run.select_in` on a connection of its own."""
         with self.db.connection() as conn:
-            for chunk in d.chunks(values):
-                condition, params = d.among(column, chunk, kind)
-                text = d.sql(sql.replace("{among}", condition))
-                found.extend(conn.execute(text, (*before, *params, *after)).fetchall())
-        return found
+            return Run(conn, self.dialect).select_in(
+                sql, column, values, kind, before=before, after=after
+            )
 
 
 def assignments(changes: Mapping[str, Any], allowed: frozenset[str], what: str) -> str:

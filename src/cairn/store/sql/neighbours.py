@@ -21,6 +21,7 @@ _WINDOWS = (
     "AND n.session_id = t.session_id AND n.pos BETWEEN t.pos - ? AND t.pos + ? "
     "WHERE t.id IN (SELECT id FROM targets) ORDER BY t.id, n.id"
 )
+_EXISTING = "SELECT id FROM memories WHERE {among}"
 
 
 class NeighbourRows:
@@ -29,13 +30,11 @@ class NeighbourRows:
     def session_windows(self, memory_ids: Sequence[int], reach: int) -> dict[int, tuple[int, ...]]:
         ids = list(dict.fromkeys(memory_ids))
         found: dict[int, list[int]] = {}
-        rows = self._sql.select_in(_WINDOWS, "id", ids, after=(reach, reach))
+        with self._sql.read() as run:
+            rows = run.select_in(_WINDOWS, "id", ids, after=(reach, reach))
+            known = {int(row[0]) for row in run.select_in(_EXISTING, "id", ids)}
         for memory_id, neighbour in rows:
             found.setdefault(int(memory_id), []).append(int(neighbour))
-        known = {
-            int(row[0])
-            for row in self._sql.select_in("SELECT id FROM memories WHERE {among}", "id", ids)
-        }
         return {i: tuple(found.get(i, [i])) for i in ids if i in known}
 
     def occurred_times(self, memory_ids: Sequence[int]) -> dict[int, datetime]:

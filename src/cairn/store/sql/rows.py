@@ -1,8 +1,9 @@
 """Memory and event rows <-> records, on either SQL backend.
 
-Column names are the `Memory` field names. Each column is decoded the way the dialect stores
-it; `encode_value` is the inverse. The decoders are built once per dialect, since a recall
-reads dozens of rows.
+Column names are the `Memory` field names, in the same order (`tests/store/test_dialect.py`
+holds them so), which lets a row become a `Memory` positionally. Each column is decoded the
+way the dialect stores it; `encode_value` is the inverse. The decoders are built once per
+dialect, since a recall reads dozens of rows.
 """
 
 from __future__ import annotations
@@ -31,11 +32,13 @@ _LIST_FIELDS = frozenset({"tags", "diff_files"})
 
 
 @cache
-def _decoders(d: Dialect) -> dict[str, Callable[[Any], Any]]:
+def _decoders(d: Dialect) -> tuple[Callable[[Any], Any] | None, ...]:
+    """One decoder per column of `MEMORY_COLUMNS` (None: stored as it is)."""
+
     def evidence(value: Any) -> dict[str, Any]:
         return {} if value == "{}" else dict(d.read_json(value))
 
-    return {
+    decode: dict[str, Callable[[Any], Any]] = {
         "tags": d.read_texts,
         "diff_files": d.read_texts,
         "evidence": evidence,
@@ -46,16 +49,13 @@ def _decoders(d: Dialect) -> dict[str, Callable[[Any], Any]]:
         "last_cited_at": d.read_opt_time,
         "last_accessed_at": d.read_opt_time,
     }
+    return tuple(decode.get(name) for name in MEMORY_FIELDS)
 
 
 def memory_from_row(d: Dialect, row: Any) -> Memory:
-    """A memory from a row of `MEMORY_COLUMNS`."""
-    decode = _decoders(d)
+    """A memory from a row of `MEMORY_COLUMNS`, whose order is `Memory`'s field order."""
     return Memory(
-        **{
-            name: decode[name](value) if name in decode else value
-            for name, value in zip(MEMORY_FIELDS, row, strict=True)
-        }
+        *[value if f is None else f(value) for f, value in zip(_decoders(d), row, strict=True)]
     )
 
 

@@ -179,11 +179,11 @@ class SessionRows:
         found: dict[tuple[int, int, str], Relation] = {}
         with self._sql.read() as run:
             for chunk in d.chunks(ids):
+                # Both engines read an OR of the two keys through both indexes.
                 from_ids, params = d.among("from_id", chunk)
                 to_ids, _ = d.among("to_id", chunk)
                 rows = run.all(
-                    f"SELECT from_id, to_id, kind FROM relations WHERE {from_ids} "
-                    f"UNION SELECT from_id, to_id, kind FROM relations WHERE {to_ids}",
+                    f"SELECT from_id, to_id, kind FROM relations WHERE {from_ids} OR {to_ids}",
                     (*params, *params),
                 )
                 found.update(((a, b, k), Relation(int(a), int(b), str(k))) for a, b, k in rows)
