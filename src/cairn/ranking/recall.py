@@ -235,7 +235,7 @@ def keyword_only(
     lexical: dict[int, float],
     stale: frozenset[int],
     dense: dict[int, float],
-    weight: float = RECIPE.lexical_weight,
+    weight: float,
 ) -> dict[int, float]:
     """Fused scores for memories without a current vector, so they compete instead of losing
     the dense 70 %: each is scored as if its cosine were its normalised keyword score times the
