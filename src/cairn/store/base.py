@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Protocol
 
 from cairn.embeddings.base import Vector
@@ -208,6 +208,23 @@ class Store(
     def iter_memories(self) -> Iterator[Memory]: ...
 
     def count_by(self, column: str, scopes: Sequence[str] | None) -> dict[str, int]: ...
+
+    # browsing (the app's lists)
+    def page_memories(
+        self, filt: MemoryFilter, *, before_id: int | None, limit: int, cited_only: bool = False
+    ) -> list[Memory]:
+        """Up to `limit` memories the filter admits, newest id first, ids below `before_id`
+        (keyset paging); `cited_only` keeps those with a `source_ref`."""
+        ...
+
+    def count_memories(self, filt: MemoryFilter, *, cited_only: bool = False) -> int:
+        """How many memories `page_memories` would page through."""
+        ...
+
+    def memory_days(self, scopes: Sequence[str] | None) -> list[tuple[date, str, int]]:
+        """Memories written per UTC day and type (every version, every status but purged),
+        oldest day first."""
+        ...
 
     # vectors
     def put_vector(self, memory_id: int, identity: str, vector: Vector) -> None: ...

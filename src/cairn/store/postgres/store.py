@@ -31,6 +31,7 @@ from cairn.store.base import (
     MemoryFilter,
 )
 from cairn.store.postgres import integrity, lexical, vectors
+from cairn.store.postgres.browse import BrowseRows
 from cairn.store.postgres.code import CodeRows
 from cairn.store.postgres.connection import Conn, Database
 from cairn.store.postgres.context import ContextRows
@@ -70,7 +71,15 @@ _WRITE_TAGS = (
 
 
 class PostgresStore(
-    SessionRows, ProcedureRows, CodeRows, LessonRows, ContextRows, PageRows, CopyRows, EraseRows
+    SessionRows,
+    ProcedureRows,
+    CodeRows,
+    LessonRows,
+    ContextRows,
+    PageRows,
+    CopyRows,
+    EraseRows,
+    BrowseRows,
 ):
     """A cairn store in a PostgreSQL database with the pgvector extension.
 

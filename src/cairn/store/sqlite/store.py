@@ -24,6 +24,7 @@ from cairn.store.base import (
     LexicalStats,
     MemoryFilter,
 )
+from cairn.store.sqlite.browse import BrowseRows
 from cairn.store.sqlite.code import CodeRows
 from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections, ensure_parent, migrate
 from cairn.store.sqlite.context import ContextRows
@@ -58,7 +59,15 @@ _POOL_RANK = "bm25(lexical, 1.0, 0.7, 0.5, 0.3, 0.45)"
 
 
 class SqliteStore(
-    SessionRows, ProcedureRows, CodeRows, LessonRows, ContextRows, PageRows, CopyRows, EraseRows
+    SessionRows,
+    ProcedureRows,
+    CodeRows,
+    LessonRows,
+    ContextRows,
+    PageRows,
+    CopyRows,
+    EraseRows,
+    BrowseRows,
 ):
     backend = "sqlite"
 
