@@ -31,6 +31,7 @@ PALETTE = {
 OTHER = "#bab0ac"
 CITATION_COLOURS = {"same": "#54a24b", "changed": "#eeca3b", "gone": "#e45756"}
 MAX_BARS = 60
+MIN_DAYS = 14
 WIDTH, HEIGHT, PAD = 640, 220, 32
 
 
@@ -68,7 +69,9 @@ def timeline(days: Sequence[DayCount]) -> Markup:
 
 
 def _bucketed(days: Sequence[DayCount]) -> tuple[list[tuple[date, dict[str, int]]], str]:
-    first, last = days[0].day, days[-1].day
+    # At least two weeks wide, so one busy day reads as one bar, not as the whole picture.
+    last = days[-1].day
+    first = min(days[0].day, last - timedelta(days=MIN_DAYS - 1))
     span = (last - first).days + 1
     unit = "day" if span <= MAX_BARS else "week" if span <= MAX_BARS * 7 else "month"
     grouped: dict[date, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -108,7 +111,7 @@ def rates(recall: Mapping[str, Any]) -> Markup:
     ]  # fmt: skip
     parts, said = [], []
     for i, (name, value, note) in enumerate(rows):
-        y = 20 + i * 56
+        y = 24 + i * 64
         shown = "no data" if value is None else f"{float(value) * 100:.0f}%"
         said.append(f"{name} {shown}")
         width = 0.0 if value is None else (WIDTH - 2 * PAD) * float(value)
@@ -116,9 +119,9 @@ def rates(recall: Mapping[str, Any]) -> Markup:
             f'<text x="{PAD}" y="{y}" class="label">{name}: {shown}</text>'
             f'<rect x="{PAD}" y="{y + 8}" width="{WIDTH - 2 * PAD}" height="16" class="track"/>'
             f'<rect x="{PAD}" y="{y + 8}" width="{width:.1f}" height="16" fill="#4c78a8"/>'
-            f'<text x="{PAD}" y="{y + 40}" class="axis">{escape(note)}</text>'
+            f'<text x="{PAD}" y="{y + 42}" class="axis">{escape(note)}</text>'
         )
-    return _svg("Recall: " + ", ".join(said), "".join(parts), "", height=180)
+    return _svg("Recall: " + ", ".join(said), "".join(parts), "", height=212)
 
 
 def citations(health: Mapping[str, Any]) -> Markup:

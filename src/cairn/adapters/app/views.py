@@ -10,7 +10,7 @@ from typing import Any
 
 from cairn.adapters.app import charts
 from cairn.core import Cairn
-from cairn.errors import InvalidInput
+from cairn.errors import InvalidInput, NotFound
 from cairn.models import MEMORY_TYPES, to_jsonable
 
 Params = Mapping[str, list[str]]
@@ -67,8 +67,6 @@ def card_view(mem: Cairn, ref: str, params: Params) -> dict[str, Any]:
     scope = _scope(mem, params)
     found = mem.get_memory([ref], scope=scope)
     if not found.records:
-        from cairn.errors import NotFound
-
         raise NotFound(f"{ref} names no memory in scope {scope}; open it from the list.")
     record = found.records[0]
     cited = mem.cited_lines(ref, scope=scope) if record.memory.source_ref else None
@@ -96,7 +94,14 @@ def procedures_view(mem: Cairn, params: Params) -> dict[str, Any]:
 
 def tidy_view(mem: Cairn, params: Params) -> dict[str, Any]:
     scope = _scope(mem, params)
-    return {"scope": scope, "proposals": to_jsonable(mem.tidy(scope=scope))}
+    proposals = mem.tidy(scope=scope)
+    refs = list(dict.fromkeys(r for p in proposals for r in p.refs if r.startswith("mem_")))
+    found = mem.get_memory(refs, scope=scope).records if refs else ()
+    return {
+        "scope": scope,
+        "proposals": to_jsonable(proposals),
+        "texts": {r.ref: r.memory.content for r in found},
+    }
 
 
 def stats_view(mem: Cairn, params: Params) -> dict[str, Any]:
