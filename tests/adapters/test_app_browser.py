@@ -51,6 +51,7 @@ def _browser_or_fail() -> str:
     pytest.skip(message)
 
 
+FOCUSED = "document.activeElement.id || document.activeElement.textContent.trim()"
 CONTROLS = "input:not([type=hidden]), select, textarea, button"
 
 

@@ -124,7 +124,7 @@ def test_scopes_count_by_type_and_status(mem: Cairn) -> None:
     mem.remember("Never force-push main", type="constraint", scope=OTHER)
     mem.remember("Answer in English", type="preference", scope="global")
     counts = {c.scope: c for c in mem.scopes()}
-    assert [c.scope for c in mem.scopes()][0] == "global"
+    assert mem.scopes()[0].scope == "global"
     assert counts[SCOPE].total == 3 and counts[SCOPE].by_type == {"fact": 3}
     assert counts[SCOPE].by_status == {"active": 3}
     assert counts[OTHER].by_type == {"constraint": 1}
@@ -164,12 +164,12 @@ def test_sessions_with_outcomes_and_procedures(mem: Cairn) -> None:
     brief = mem.activate("Add a retry to the webhook sender", scope=SCOPE)
     open_one = mem.activate("Look at the flaky test", scope=SCOPE)
     mem.commit(brief.session_id, outcome="success", summary="retries with backoff",
-               procedure={"steps": ["Wrap the send in a retry", "Back off exponentially"]})  # fmt: skip
+               procedure={"steps": ["Wrap the send in a retry", "Back off"]})  # fmt: skip
     rows = {row.session.id: row for row in mem.sessions(scope=SCOPE)}
     assert rows[brief.session_id].episode is not None
     assert rows[brief.session_id].episode.outcome == "success"
     assert rows[open_one.session_id].episode is None
-    assert [r.session.id for r in mem.sessions(scope=SCOPE)][0] == open_one.session_id
+    assert mem.sessions(scope=SCOPE)[0].session.id == open_one.session_id
     procedures = mem.procedures(scope=SCOPE)
     assert len(procedures) == 1 and procedures[0].steps[0] == "Wrap the send in a retry"
     assert mem.sessions(scope=OTHER) == []
