@@ -115,7 +115,7 @@ def stats_view(mem: Cairn, params: Params) -> dict[str, Any]:
         "stats": to_jsonable(
             {k: stats.get(k) for k in ("memories", "by_type", "by_status", "recall", "citations")}
         ),
-        "timeline": to_jsonable(days),
+        "timeline": [{"day": d.day.isoformat(), "type": d.type, "count": d.count} for d in days],
         "charts": {
             "timeline": charts.timeline(days),
             "recall": charts.rates(recall),
