@@ -28,7 +28,7 @@ from cairn.ranking.recall import RecallQuery, retrieve_noting
 from cairn.refusal import check_query
 from cairn.scope import GLOBAL
 from cairn.sessions.models import Episode, Session
-from cairn.store.base import MemoryFilter
+from cairn.store.base import COUNT_LIMIT, MemoryFilter
 from cairn.tags import normalise_tags
 
 PAGE_SIZE = 25
@@ -79,6 +79,7 @@ class MemoryPage:
     next_cursor: str | None  # pass as `cursor` for the next page; None on the last page
     query: str | None = None
     ranked: bool = False
+    at_least: bool = False  # the count stopped at `COUNT_LIMIT`: at least `total` match
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,11 +182,13 @@ def list_memories(ctx: Context, request: ListRequest, scope: str, checker: Check
         )
         items = tuple(_listed(m, checker) for m in found[: request.size])
         more = len(found) > request.size
+        total = ctx.store.count_memories(request.filt, at_most=COUNT_LIMIT)
         return MemoryPage(
             scope=scope,
             items=items,
-            total=ctx.store.count_memories(request.filt),
+            total=total,
             next_cursor=str(items[-1].memory.id) if more and items else None,
+            at_least=total >= COUNT_LIMIT,
         )
     return _by_citation(ctx, request, scope, checker)
 

@@ -15,6 +15,7 @@ from cairn import Cairn, Conflict, InvalidInput, NotFound
 from cairn.browse import check_request
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
+from cairn.store.base import MemoryFilter
 from clocks import FakeClock
 
 SCOPE = "project:example/browse"
@@ -216,3 +217,21 @@ def test_pages_cover_the_store_exactly_whatever_the_sizes(
         kept = [r for i, r in enumerate(refs) if i not in dropped]
         assert walk(mem, size) == list(reversed(kept))
         assert mem.list_memories(scope=SCOPE, size=size).total == len(kept)
+
+
+def test_one_tag_pages_like_any_filter(mem: Cairn) -> None:
+    refs = fill(mem, 15)
+    odd = [r for i, r in enumerate(refs) if i % 2]
+    assert walk(mem, 2, tags=["odd"]) == list(reversed(odd))
+    assert walk(mem, 3, tags=["odd", "even"]) == list(reversed(refs))
+    assert mem.list_memories(scope=SCOPE, tags=["odd"]).total == len(odd)
+
+
+def test_counts_stop_at_the_limit(mem: Cairn) -> None:
+    fill(mem, 8)
+    filt = MemoryFilter(scopes=(SCOPE,), statuses=("active", "resting"))
+    assert mem.store.count_memories(filt, at_most=5) == 5
+    assert mem.store.count_memories(filt, at_most=50) == 8
+    tagged = MemoryFilter(scopes=(SCOPE,), tags=("odd",))
+    assert mem.store.count_memories(tagged, at_most=2) == 2
+    assert not mem.list_memories(scope=SCOPE).at_least

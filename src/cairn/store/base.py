@@ -71,6 +71,9 @@ UPDATABLE_FIELDS = frozenset(
 # Counters that may be incremented atomically without a read.
 COUNTER_FIELDS = frozenset({"access_count", "confirmed", "cited", "contradicted"})
 
+# The most memories a list counts before it says "at least" (a count scans what it counts).
+COUNT_LIMIT = 10_000
+
 # `context` holds the analysed text of the memory's session neighbours (cairn.neighbours).
 LEXICAL_FIELDS: tuple[str, ...] = ("content", "tags", "source_ref", "reason", "context")
 
@@ -217,8 +220,11 @@ class Store(
         (keyset paging); `cited_only` keeps those with a `source_ref`."""
         ...
 
-    def count_memories(self, filt: MemoryFilter, *, cited_only: bool = False) -> int:
-        """How many memories `page_memories` would page through."""
+    def count_memories(
+        self, filt: MemoryFilter, *, cited_only: bool = False, at_most: int = COUNT_LIMIT
+    ) -> int:
+        """How many memories `page_memories` would page through, counted up to `at_most`
+        (a count is a scan: past that, the list says "at least")."""
         ...
 
     def memory_days(self, scopes: Sequence[str] | None) -> list[tuple[date, str, int]]:

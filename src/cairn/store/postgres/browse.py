@@ -8,7 +8,7 @@ from datetime import date
 from typing import Any
 
 from cairn.models import Memory
-from cairn.store.base import MemoryFilter
+from cairn.store.base import COUNT_LIMIT, MemoryFilter
 from cairn.store.postgres.connection import Database
 from cairn.store.postgres.filters import filter_sql
 from cairn.store.postgres.rows import MEMORY_COLUMNS, memory_from_row
@@ -30,10 +30,17 @@ class BrowseRows:
             ).fetchall()
         return [memory_from_row(row) for row in rows]
 
-    def count_memories(self, filt: MemoryFilter, *, cited_only: bool = False) -> int:
+    def count_memories(
+        self, filt: MemoryFilter, *, cited_only: bool = False, at_most: int = COUNT_LIMIT
+    ) -> int:
         where, params = _browse_where(filt, None, cited_only)
+        params["b_at_most"] = at_most
         with self._db.connection() as conn:
-            row = conn.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()
+            row = conn.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {where} "
+                "LIMIT %(b_at_most)s) AS capped",
+                params,
+            ).fetchone()
         return int(row[0]) if row else 0
 
     def memory_days(self, scopes: Sequence[str] | None) -> list[tuple[date, str, int]]:
