@@ -243,3 +243,23 @@ def test_hostile_parameters_get_an_answer_never_a_crash(
     answer = app.get(path, params={name: value})
     assert answer.status_code in (200, 400, 404), answer.text[:300]
     assert "Traceback" not in answer.text and "something went wrong" not in answer.text
+
+
+def test_forms_are_bounded_and_urlencoded(mem: Cairn, app: TestClient) -> None:
+    ref = mem.remember("Deploys go out on Tuesdays", type="decision", scope=SCOPE).memory_id
+    huge = post(app, f"/memories/{ref}/correct", content="x" * 300_000, reason="long")
+    assert huge.status_code == 400 and "over 256 KB" in huge.text
+    csrf = csrf_of(app.get("/memories"))
+    multipart = app.post(f"/memories/{ref}/pin", data={"csrf": csrf}, files={"f": b"x"})
+    assert multipart.status_code == 400 and "urlencoded" in multipart.text
+    nul = post(app, f"/memories/{ref}/correct", content="a\x00b", reason="nul")
+    assert nul.status_code == 400 and "error: " in nul.text
+    assert mem.get_memory([ref], scope=SCOPE).records[0].memory.status == "active"
+
+
+def test_a_browser_without_the_token_gets_a_page(mem: Cairn) -> None:
+    with client(mem, TOKEN) as app:
+        answer = app.get("/memories", headers={"Accept": "text/html"})
+    assert answer.status_code == 401 and answer.headers["content-type"].startswith("text/html")
+    assert "error: missing or wrong token" in answer.text
+    assert answer.headers["www-authenticate"].startswith("Bearer")

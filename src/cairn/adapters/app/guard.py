@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import html
 import json
 from urllib.parse import urlencode
 
 from starlette.datastructures import URL, Headers, MutableHeaders, QueryParams
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cairn.adapters.mcp_http import bearer_credentials, is_loopback
@@ -75,6 +76,8 @@ class AppGuard:
         if refusal is None and self._token:
             refusal = self._token_step(scope, headers)
         if refusal is not None:
+            if "text/html" in headers.get("accept", "") and refusal.status_code in (401, 403):
+                refusal = _as_page(refusal)
             await _with_headers(refusal)(scope, receive, send)
             return
         scope.setdefault("state", {})["bearer"] = self._bearer_ok(headers)
@@ -156,6 +159,23 @@ def _refused(status: int, message: str) -> Response:
     body = json.dumps({"error": {"code": code, "message": message}})
     extra = {"www-authenticate": 'Bearer realm="cairn"'} if status == 401 else {}
     return Response(body, status_code=status, media_type="application/json", headers=extra)
+
+
+def _as_page(refusal: Response) -> Response:
+    """The refusal as a small page for a person's browser (the message is the app's own)."""
+    message = json.loads(bytes(refusal.body))["error"]["message"]
+    page = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>cairn</title>'
+        '<link rel="stylesheet" href="/static/app.css"></head><body><main>'
+        f'<h1>Not allowed</h1><p class="error" role="alert">error: {html.escape(message)}</p>'
+        "</main></body></html>"
+    )
+    return HTMLResponse(page, status_code=refusal.status_code, headers=_kept(refusal))
+
+
+def _kept(response: Response) -> dict[str, str]:
+    value = response.headers.get("www-authenticate")
+    return {"www-authenticate": value} if value else {}
 
 
 def _with_headers(response: Response) -> Response:

@@ -12,6 +12,7 @@ import secrets
 import sys
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import parse_qs
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
@@ -151,16 +152,20 @@ def _params(request: Request) -> views.Params:
 
 
 async def _form(request: Request) -> dict[str, list[str]]:
-    size = int(request.headers.get("content-length") or 0)
-    if size > MAX_FORM_BYTES:
-        raise InvalidInput(f"the form is over {MAX_FORM_BYTES // 1024} KB; shorten the text.")
-    async with request.form(max_files=0, max_fields=50) as form:
-        out: dict[str, list[str]] = {}
-        for key, value in form.multi_items():
-            if not isinstance(value, str):
-                raise InvalidInput("the app takes no file uploads.")
-            out.setdefault(key, []).append(value)
-        return out
+    """The POSTed form (urlencoded), read up to `MAX_FORM_BYTES` and refused past it."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind not in ("", "application/x-www-form-urlencoded"):
+        raise InvalidInput("send the form urlencoded (application/x-www-form-urlencoded).")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            raise InvalidInput(f"the form is over {MAX_FORM_BYTES // 1024} KB; shorten the text.")
+    try:
+        text = body.decode("utf-8")
+        return parse_qs(text, keep_blank_values=True, strict_parsing=False, max_num_fields=50)
+    except (UnicodeDecodeError, ValueError):
+        raise InvalidInput("the form is not valid UTF-8 with at most 50 fields.") from None
 
 
 def build_app(cairn: CairnGetter, *, token: str | None, loopback: bool) -> ASGIApp:
