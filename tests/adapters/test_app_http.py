@@ -263,3 +263,17 @@ def test_a_browser_without_the_token_gets_a_page(mem: Cairn) -> None:
     assert answer.status_code == 401 and answer.headers["content-type"].startswith("text/html")
     assert "error: missing or wrong token" in answer.text
     assert answer.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_cors_only_for_configured_origins(mem: Cairn) -> None:
+    from cairn.adapters.app.server import with_cors
+
+    app = build_app(lambda: mem, token=TOKEN, loopback=True)
+    assert with_cors(app, []) is app
+    allowed = TestClient(with_cors(app, ["http://good.example"]), base_url=BASE)
+    preflight = {"Origin": "http://good.example", "Access-Control-Request-Method": "POST"}
+    answer = allowed.options("/memories/mem_1/pin", headers=preflight)
+    assert answer.headers["access-control-allow-origin"] == "http://good.example"
+    other = allowed.options("/memories/mem_1/pin", headers={**preflight, "Origin": "http://x.io"})
+    assert "access-control-allow-origin" not in other.headers
+    assert allowed.get("/memories", headers={"Origin": "http://good.example"}).status_code == 401
