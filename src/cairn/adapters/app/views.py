@@ -60,6 +60,7 @@ def memories_view(mem: Cairn, params: Params) -> dict[str, Any]:
             "citation": one(params, "citation") or "",
         },
         "types": list(MEMORY_TYPES),
+        "cursor": one(params, "cursor") or "",
     }
 
 
