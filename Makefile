@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 DEMO_VENV ?= .venv-demo
 PYTHON ?= python3
 
-.PHONY: setup demo check lint typecheck test wheel-check bench bench-install
+.PHONY: setup setup-browser demo check lint typecheck test wheel-check bench bench-install
 
 setup: $(VENV)/.installed
 
@@ -19,6 +19,18 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
+
+# The app's real-browser tests drive the Debian chromium package through Playwright (never
+# `playwright install`, which downloads a browser). As root it is installed when missing;
+# otherwise say what to run. With CI=true the tests fail, never skip, without a browser.
+setup-browser:
+	@if command -v chromium >/dev/null 2>&1 || [ -x "$${CAIRN_CHROMIUM:-}" ]; then exit 0; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else \
+		echo "error: the app's browser tests need Chromium: run 'sudo apt-get install -y chromium' (or set CAIRN_CHROMIUM to a Chromium binary), then make check again." >&2; \
+		exit 2; \
+	fi
 
 $(DEMO_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(DEMO_VENV)
@@ -36,7 +48,7 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-test: setup
+test: setup setup-browser
 	$(BIN)/pytest
 
 # The wheel builds, installs into a fresh environment without torch, and remembers and recalls.

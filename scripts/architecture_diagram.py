@@ -48,6 +48,7 @@ GROUPS: tuple[tuple[str, str, str], ...] = (
     ("cairn.core", "core", "facade"),
     ("cairn.toolbase", "core", "facade"),
     ("cairn.retrieval_tools", "core", "facade"),
+    ("cairn.browse_tools", "core", "facade"),
     ("cairn.guard", "core", "facade"),
     # The facade is assembled from one mixin per feature, each in its feature's package.
     ("cairn.sessions.tools", "core", "facade"),

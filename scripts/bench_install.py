@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +172,37 @@ def mcp_initialize_seconds(venv: Path, env: dict[str, str]) -> float:
             proc.kill()
 
 
+def app_serves(venv: Path, env: dict[str, str]) -> bool:
+    """`cairn ui` from the wheel serves a page and its stylesheet (the templates and static
+    files are package data: a wheel without them would answer 500)."""
+    proc = subprocess.Popen(
+        [str(venv / "bin" / "cairn"), "ui", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if " at http://" not in line:
+            return False
+        address = line.split(" at ", 1)[1].strip()
+        pages = []
+        for path in ("memories", "static/app.css"):
+            with urllib.request.urlopen(address + path, timeout=60) as answer:
+                pages.append((answer.status, answer.read().decode("utf-8")))
+        return all(status == 200 for status, _ in pages) and "<h1>Memories</h1>" in pages[0][1]
+    except OSError:
+        return False
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 def measure(venv: Path, work: Path) -> dict[str, Any]:
     home, cache = work / "home", work / "cache"
     env = clean_env(CAIRN_HOME=str(home), CAIRN_CACHE_DIR=str(cache))
@@ -194,6 +226,8 @@ def measure(venv: Path, work: Path) -> dict[str, Any]:
     report["recall_rss_mb"] = round(first_recall["rss_kb"] / 1024, 1)
     say("cairn mcp: start to initialize answered")
     report["mcp_initialize_s"] = round(mcp_initialize_seconds(venv, env), 2)
+    say("cairn ui: a page and its stylesheet")
+    report["app_serves_pages"] = app_serves(venv, env)
     homes = (home, work / "home2")
     report["models_under_home"] = sorted(p.name for h in homes for p in h.rglob("*.onnx"))
     report["models_in_cache"] = sorted(p.name for p in cache.rglob("*.onnx"))
@@ -206,7 +240,7 @@ def print_table(report: dict[str, Any]) -> None:
         verdict = "ok" if value <= target else "OVER"
         print(f"{key:<22}{value:>10}   target <= {target:<6} {verdict}")
     extra = ("first_recall_s", "recall_s", "first_remember_rss_mb", "heavy_installed")
-    for key in (*extra, "recall_found_it"):
+    for key in (*extra, "recall_found_it", "app_serves_pages"):
         print(f"{key:<22}{report[key]!s:>10}")
     print("biggest packages (MB): " + ", ".join(f"{n} {s}" for n, s in report["biggest_mb"]))
     for key in ("wheel_mb", "build_s", "install_s", "install_warnings"):
@@ -241,6 +275,8 @@ def main() -> int:
     problems = []
     if report["heavy_installed"]:
         problems.append(f"the install pulled {', '.join(report['heavy_installed'])}")
+    if not report["app_serves_pages"]:
+        problems.append("cairn ui did not serve its pages (templates or static files missing?)")
     if not report["recall_found_it"]:
         problems.append("recall did not find the memory just remembered")
     if report["models_under_home"]:

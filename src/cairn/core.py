@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import IO, Any, TypedDict, Unpack, cast
 
 from cairn import consolidate, exchange, history
+from cairn.browse_tools import BrowseTools
 from cairn.code.records import UNCHECKED, CitationCheck
 from cairn.code.tools import CodeTools
 from cairn.config import Settings
@@ -66,7 +67,9 @@ class CairnOptions(TypedDict, total=False):
 
 
 @guard_methods
-class Cairn(SessionTools, LessonTools, RetrievalTools, CodeTools, ImportTools, ToolBase):
+class Cairn(
+    SessionTools, LessonTools, RetrievalTools, BrowseTools, CodeTools, ImportTools, ToolBase
+):
     """Long-term memory for agents. `Cairn.open()` gives one on the default embedded store."""
 
     def __init__(

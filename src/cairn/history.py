@@ -337,3 +337,19 @@ def _walk(ctx: Context, memory: Memory, *, backwards: bool) -> list[Memory]:
 
 def _entry(memory: Memory) -> HistoryEntry:
     return HistoryEntry(memory.ref, memory.summary, memory.written_at, memory.until)
+
+
+def set_pinned(ctx: Context, ref: str, pinned: bool, scope: str) -> Memory:
+    """Pin or unpin the current version of a memory; the event keeps who did it and when."""
+    if not isinstance(pinned, bool):
+        raise InvalidInput(f"pinned must be true or false, not {type(pinned).__name__}.")
+    memory = load_visible(ctx, ref, scope)
+    _require_current(memory, "pin" if pinned else "unpin")
+    if memory.pinned == pinned:
+        return memory
+    now = ctx.clock()
+    kind = "pin_memory" if pinned else "unpin_memory"
+    with ctx.store.transaction():
+        ctx.store.update_memory(memory.id, {"pinned": pinned})
+        ctx.store.add_event(NewEvent(kind, memory.scope, None, now, ctx.integration, memory.id, {}))
+    return ctx.store.get_memories([memory.id])[0]

@@ -28,6 +28,7 @@ from cairn.models import MEMORY_TYPES
 SKIPPED = {
     "bench",
     "serve",
+    "ui",
     "mcp",
     "hook serve",
     "hook claude-code",

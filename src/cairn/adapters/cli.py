@@ -23,6 +23,7 @@ from cairn.adapters import (
     cli_reindex,
     cli_sessions,
     cli_store,
+    cli_ui,
 )
 from cairn.adapters.cli_common import reports_errors
 from cairn.adapters.cli_root import CairnGroup
@@ -60,6 +61,7 @@ def _register_all() -> None:
         cli_reindex.reindex_command,
         cli_mcp.mcp_command,
         cli_mcp.serve_command,
+        *cli_ui.COMMANDS,
         cli_store.export_cmd,
         cli_store.check_cmd,
         cli_import.import_cmd,

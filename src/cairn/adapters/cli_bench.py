@@ -239,3 +239,19 @@ def _sizes(text: str) -> list[int]:
     if not counts or any(c < 1 for c in counts):
         raise click.BadParameter(f"{text!r}: give positive store sizes such as 1,5,10")
     return counts
+
+
+@bench.command("app")
+@click.option("--sizes", default="1000,100000", show_default=True, help="Store sizes to measure.")
+@click.option("--requests", type=int, default=20, show_default=True, help="Timed requests/page.")
+@click.option("--json", "as_json", is_flag=True, help="One line of JSON.")
+@reports_errors
+def app_bench(sizes: str, requests: int, as_json: bool) -> None:
+    """The app's server time per page (list, filtered, searched, card) at growing store sizes,
+    on stores filled with pre-computed real vectors."""
+    from cairn.adapters.cli_progress import say
+    from cairn.bench.app import bench_app
+    from cairn.embeddings import make_embedder
+
+    counts = [int(s) for s in sizes.split(",") if s.strip()]
+    _print(bench_app(make_embedder(Settings.from_env()), counts, requests, say), as_json)

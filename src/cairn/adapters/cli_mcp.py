@@ -60,7 +60,9 @@ def serve_command(
     cors_origins: tuple[str, ...],
     tool_set: str | None,
 ) -> None:
-    """Serve cairn's tools over MCP streamable HTTP at http://HOST:PORT/mcp."""
+    """Serve cairn's tools over MCP streamable HTTP at http://HOST:PORT/mcp, and the app (see
+    `cairn ui`) at http://HOST:PORT/."""
+    from cairn.adapters.app.server import app_for
     from cairn.adapters.mcp_http import parse_origins, serve
 
     settings: Settings = ctx.obj["settings"]
@@ -70,13 +72,23 @@ def serve_command(
         token = secrets.token_urlsafe(32)
         # Alone on stdout, so a script can capture it; the address goes to stderr.
         click.echo(token)
+    host = host or settings.http_host
+    token = token or settings.http_token
+
+    def announce(url: str) -> None:
+        click.echo(f"cairn: serving MCP at {url}", err=True)
+        where = url.removesuffix("/mcp") + "/"
+        hint = " (open it once with ?token=<token>)" if token else ""
+        click.echo(f"cairn: the app is at {where}{hint}", err=True)
+
     serve(
         ctx.obj["store"],
         settings,
-        host=host or settings.http_host,
+        host=host,
         port=settings.http_port if port is None else port,
-        token=token or settings.http_token,
+        token=token,
         cors_origins=parse_origins(cors_origins or settings.http_cors_origins),
-        announce=lambda url: click.echo(f"cairn: serving MCP at {url}", err=True),
+        announce=announce,
         tool_set=tool_set,
+        beside=lambda binding: app_for(binding, host=host, token=token),
     )

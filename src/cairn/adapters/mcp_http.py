@@ -38,6 +38,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cairn.adapters.mcp import build_server, open_binding
+from cairn.adapters.mcp_binding import Binding
 from cairn.adapters.mcp_http_vet import VetBodies
 from cairn.adapters.mcp_surface import chosen_set
 from cairn.config import Settings
@@ -214,9 +215,31 @@ def transport_security(host: str, origins: Sequence[str]) -> TransportSecuritySe
     return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
-def http_app(inner: ASGIApp, *, token: str | None, cors_origins: Sequence[str]) -> ASGIApp:
+class BesideMcp:
+    """`/mcp` (and lifespan) to the MCP server, every other path to the app (`cairn.adapters.app`),
+    which guards itself by the same rules in a form a browser can follow."""
+
+    def __init__(self, mcp: ASGIApp, app: ASGIApp) -> None:
+        self._mcp = mcp
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else MCP_PATH
+        ours = path == MCP_PATH or path.startswith(MCP_PATH + "/")
+        await (self._mcp if ours else self._app)(scope, receive, send)
+
+
+def http_app(
+    inner: ASGIApp,
+    *,
+    token: str | None,
+    cors_origins: Sequence[str],
+    beside: ASGIApp | None = None,
+) -> ASGIApp:
     guarded: ASGIApp = JsonRpcRejections(VetBodies(inner))
     app: ASGIApp = BearerToken(guarded, token) if token else guarded
+    if beside is not None:
+        app = BesideMcp(app, beside)
     if cors_origins:
         # Outside the token check, so a browser's preflight (which carries no token) is answered.
         app = CORSMiddleware(
@@ -250,12 +273,14 @@ def serve(
     cors_origins: Sequence[str],
     announce: Callable[[str], None],
     tool_set: str | None = None,
+    beside: Callable[[Binding], ASGIApp] | None = None,
 ) -> None:
-    """Serve until interrupted; `announce` gets the URL once the socket listens."""
+    """Serve until interrupted; `announce` gets the URL once the socket listens. `beside`
+    builds an app served at every other path (the app, `cairn.adapters.app`)."""
     tool_set = chosen_set(tool_set)
     check_port(port)
     check_bind(host, token)
-    sock = _listen(host, port)
+    sock = listen(host, port)
     binding = open_binding(location, settings)
     try:
         server = build_server(binding, tool_set)
@@ -264,7 +289,8 @@ def serve(
             transport_security=transport_security(host, cors_origins),
             host=host,
         )
-        app = http_app(inner, token=token, cors_origins=cors_origins)
+        extra = beside(binding) if beside is not None else None
+        app = http_app(inner, token=token, cors_origins=cors_origins, beside=extra)
         bound_host, bound_port = sock.getsockname()[:2]
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
         announce(f"http://{shown}:{bound_port}{MCP_PATH}")
@@ -275,7 +301,7 @@ def serve(
         binding.close()
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Protocol
 
 from cairn.embeddings.base import Vector
@@ -70,6 +70,9 @@ UPDATABLE_FIELDS = frozenset(
 
 # Counters that may be incremented atomically without a read.
 COUNTER_FIELDS = frozenset({"access_count", "confirmed", "cited", "contradicted"})
+
+# The most memories a list counts before it says "at least" (a count scans what it counts).
+COUNT_LIMIT = 10_000
 
 # `context` holds the analysed text of the memory's session neighbours (cairn.neighbours).
 LEXICAL_FIELDS: tuple[str, ...] = ("content", "tags", "source_ref", "reason", "context")
@@ -208,6 +211,26 @@ class Store(
     def iter_memories(self) -> Iterator[Memory]: ...
 
     def count_by(self, column: str, scopes: Sequence[str] | None) -> dict[str, int]: ...
+
+    # browsing (the app's lists)
+    def page_memories(
+        self, filt: MemoryFilter, *, before_id: int | None, limit: int, cited_only: bool = False
+    ) -> list[Memory]:
+        """Up to `limit` memories the filter admits, newest id first, ids below `before_id`
+        (keyset paging); `cited_only` keeps those with a `source_ref`."""
+        ...
+
+    def count_memories(
+        self, filt: MemoryFilter, *, cited_only: bool = False, at_most: int = COUNT_LIMIT
+    ) -> int:
+        """How many memories `page_memories` would page through, counted up to `at_most`
+        (a count is a scan: past that, the list says "at least")."""
+        ...
+
+    def memory_days(self, scopes: Sequence[str] | None) -> list[tuple[date, str, int]]:
+        """Memories written per UTC day and type (every version, every status but purged),
+        oldest day first."""
+        ...
 
     # vectors
     def put_vector(self, memory_id: int, identity: str, vector: Vector) -> None: ...

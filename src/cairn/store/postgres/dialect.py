@@ -21,6 +21,7 @@ from cairn.timeutil import as_utc
 class PostgresDialect(Dialect):
     name = "postgres"
     greatest = "greatest"
+    utc_day = "({} AT TIME ZONE 'UTC')::date"
     lexical_table = "lexical"
     chunk = 0
 

@@ -50,6 +50,7 @@ class Dialect(ABC):
     greatest: str  # the two-argument maximum: max() in SQLite, greatest() in PostgreSQL
     chunk: int  # most values one IN list may hold; 0: no limit
     lexical_table: str  # the lexical index's table with one row per indexed memory
+    utc_day: str  # the UTC calendar day of the time column `{}`
 
     @abstractmethod
     def sql(self, text: str) -> str:

@@ -3,6 +3,7 @@ beside its own context, copy and erase parts. It needs `self._sql` and the `_wri
 
 from __future__ import annotations
 
+from cairn.store.sql.browse import BrowseRows
 from cairn.store.sql.code import CodeRows
 from cairn.store.sql.lessons import LessonRows
 from cairn.store.sql.memories import MemoryRows
@@ -11,5 +12,7 @@ from cairn.store.sql.procedures import ProcedureRows
 from cairn.store.sql.sessions import SessionRows
 
 
-class SharedRows(MemoryRows, SessionRows, ProcedureRows, CodeRows, LessonRows, PageRows):
+class SharedRows(
+    MemoryRows, SessionRows, ProcedureRows, CodeRows, LessonRows, PageRows, BrowseRows
+):
     pass

@@ -18,6 +18,7 @@ from cairn.timeutil import from_micros, to_micros
 class SqliteDialect(Dialect):
     name = "sqlite"
     greatest = "max"
+    utc_day = "date({} / 1000000, 'unixepoch')"
     lexical_table = "lexical_lengths"
     chunk = 500  # keeps `IN (...)` lists under SQLite's variable limit
 
