@@ -107,7 +107,9 @@ def fill(
 
 
 def _batches(pool: Pool, size: int) -> Iterator[tuple[list[BulkMemory], npt.NDArray[np.float32]]]:
-    base = datetime(2025, 1, 1, tzinfo=UTC)
+    # Written in the last minutes, in id order: a store of idle memories would be put to rest
+    # (and rewritten) by the first recall of the day.
+    base = datetime.now(UTC) - timedelta(milliseconds=size)
     for start in range(0, size, BATCH):
         count = min(BATCH, size - start)
         vectors = pool.batch(start, count, seed=size)
@@ -116,7 +118,7 @@ def _batches(pool: Pool, size: int) -> Iterator[tuple[list[BulkMemory], npt.NDAr
             i = start + n
             content = f"{pool.claims[i % len(pool.claims)][:-1]} #{i}."
             kind = _TYPES[i % len(_TYPES)]
-            at = base + timedelta(seconds=i)
+            at = base + timedelta(milliseconds=i)
             memory = NewMemory(
                 scope=SCOPE, type=kind, content=content, summary=summarise(content),
                 durability=default_durability(kind), weight=0.5, tags=(), reason=None,

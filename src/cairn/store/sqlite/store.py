@@ -24,6 +24,7 @@ from cairn.store.base import (
     LexicalStats,
     MemoryFilter,
 )
+from cairn.store.sqlite import lexical
 from cairn.store.sqlite.code import CodeRows
 from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections, ensure_parent, migrate
 from cairn.store.sqlite.context import ContextRows
@@ -51,10 +52,6 @@ from cairn.timeutil import to_micros
 # Changing these columns changes what the dense filter admits, so the vector cache reloads.
 _FILTERED_COLUMNS = frozenset({"status", "until", "type", "occurred_at", "written_at"})
 _STATS_CACHE_MAX = 50_000
-# Which lexical candidates make the pool: FTS5's bm25 with the ranking layer's field weights
-# (content, tags, source_ref, reason, context), so a word found only among a memory's
-# neighbours does not crowd out memories holding it themselves.
-_POOL_RANK = "bm25(lexical, 1.0, 0.7, 0.5, 0.3, 0.45)"
 
 
 class SqliteStore(
@@ -371,19 +368,8 @@ class SqliteStore(
     def lexical_candidates(
         self, filt: MemoryFilter, terms: Sequence[str], limit: int
     ) -> list[LexicalRow]:
-        if not terms:
-            return []
-        where, params = filter_sql(filt)
-        # Rank ids alone, then read the text of the winners: sorting every match with its
-        # fields in tow costs more than the second lookup.
-        rows = self._db.get().execute(
-            "SELECT rowid, content, tags, source_ref, reason, context FROM lexical "
-            "WHERE rowid IN (SELECT lexical.rowid FROM lexical JOIN memories m "
-            f"ON m.id = lexical.rowid WHERE lexical MATCH ? AND {where} "
-            f"ORDER BY {_POOL_RANK} LIMIT ?)",
-            (match_expression(terms), *params, limit),
-        )
-        return [LexicalRow(row[0], LexicalDoc(*row[1:])) for row in rows]
+        conn = self._db.get()
+        return lexical.candidates(conn, filt, terms, limit, self._stats_cache_for(conn))
 
     def lexical_stats(self, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats:
         """Counted once per (filter, term) until the lexical index or a filtered column changes.
