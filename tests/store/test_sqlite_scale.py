@@ -15,7 +15,8 @@ from tests.storekit import active, doc, new_memory
 from cairn.errors import InvalidInput
 from cairn.store.bulk import BulkMemory
 from cairn.store.bulk_load import bulk_add
-from cairn.store.sqlite import lexical
+from cairn.store.sqlite import dense_files, lexical
+from cairn.store.sqlite import vectors as vectors_module
 from cairn.store.sqlite.sql import match_expression
 from cairn.store.sqlite.store import SqliteStore
 
@@ -153,3 +154,88 @@ def test_bulk_add_refuses_session_memories_and_writes_nothing(tmp_path: Path) ->
     with pytest.raises(InvalidInput, match="session"):
         bulk_add(store, "e", [item])
     assert store.count_by("scope", None) == {}
+
+
+# the dense cache on disk -----------------------------------------------------------------------
+@pytest.fixture
+def persisting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dense_files, "PERSIST_MIN", 10)
+
+
+def _filled(path: Path, count: int) -> tuple[SqliteStore, dict[int, np.ndarray]]:  # type: ignore[type-arg]
+    store = SqliteStore(str(path))
+    vectors = {}
+    for n in range(count):
+        memory_id = store.add_memory(new_memory(content=f"m{n}", scope="project:a"))
+        vectors[memory_id] = _vector(100 + n)
+        store.put_vector(memory_id, "e", vectors[memory_id])
+    return store, vectors
+
+
+def _exact(vectors: dict[int, np.ndarray], query: np.ndarray, k: int) -> list[int]:  # type: ignore[type-arg]
+    return sorted(vectors, key=lambda i: -float(vectors[i] @ query))[:k]
+
+
+@pytest.mark.usefixtures("persisting")
+def test_a_new_process_maps_the_saved_cache_and_reads_only_what_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, vectors = _filled(tmp_path / "m.db", 30)
+    query = _vector(0)
+    filt = active("project:a")
+    assert [i for i, _ in first.nearest(filt, "e", query, 5)] == _exact(vectors, query, 5)
+    assert (tmp_path / "m.db-dense").is_dir()  # 30 rows >= PERSIST_MIN: saved
+    later = first.add_memory(new_memory(content="later", scope="project:a"))
+    vectors[later] = query  # written after the save: the next process must still see it
+    first.put_vector(later, "e", query)
+
+    read: list[int] = []
+    original = vectors_module._append_new
+
+    def counting(conn, entry, identity, known):  # type: ignore[no-untyped-def]
+        read.append(known)
+        return original(conn, entry, identity, known)
+
+    monkeypatch.setattr(vectors_module, "_append_new", counting)
+    second = SqliteStore(str(tmp_path / "m.db"))  # as another process would open it
+    found = second.nearest(filt, "e", query, 5)
+    assert [i for i, _ in found] == _exact(vectors, query, 5)
+    assert found[0][0] == later
+    assert read == [later - 1]  # it started from the saved rows, not from the first row
+
+
+@pytest.mark.usefixtures("persisting")
+def test_a_saved_cache_from_another_epoch_is_never_used(tmp_path: Path) -> None:
+    first, vectors = _filled(tmp_path / "m.db", 20)
+    first.nearest(active("project:a"), "e", _vector(0), 3)
+    (victim,) = list(vectors)[:1]
+    first.update_memory(victim, {"status": "retired"})  # moves the epoch
+    second = SqliteStore(str(tmp_path / "m.db"))
+    found = second.nearest(active("project:a"), "e", vectors[victim], 20)
+    assert victim not in dict(found)
+
+
+@pytest.mark.usefixtures("persisting")
+def test_purge_deletes_the_saved_cache_and_no_file_keeps_the_vector(tmp_path: Path) -> None:
+    from cairn.config import Settings
+    from cairn.core import Cairn
+    from cairn.embeddings.hashing import HashingEmbedder
+
+    path = tmp_path / "memory.db"
+    settings = Settings(home=tmp_path)
+    with Cairn.open(str(path), settings=settings, embedder=HashingEmbedder()) as mem:
+        refs = [
+            mem.remember(f"note {n}: the quokka-{n} rota", type="fact", scope="project:a").memory_id
+            for n in range(15)
+        ]
+        mem.recall("quokka rota", scope="project:a")
+        folder = tmp_path / "memory.db-dense"
+        blob = mem.store.get_vectors([int(refs[3][4:])], HashingEmbedder().identity)
+        secret = next(iter(blob.values())).tobytes()
+        assert any(secret in f.read_bytes() for f in folder.rglob("*") if f.is_file())
+        mem.purge(refs[3], scope="project:a")
+        leftovers = [f for f in folder.rglob("*") if f.is_file()] if folder.exists() else []
+        assert not any(secret in f.read_bytes() for f in leftovers)
+        mem.recall("quokka rota", scope="project:a")  # reloads from SQLite and saves afresh
+        files = [f for f in folder.rglob("*") if f.is_file()]
+        assert files and not any(secret in f.read_bytes() for f in files)

@@ -66,7 +66,7 @@ class SqliteStore(
         self._stats: dict[tuple[MemoryFilter, Any], Any] = {}
         self._stats_generation: tuple[Any, ...] = ()
         self._stats_lock = threading.Lock()
-        self._vectors = VectorIndex()
+        self._vectors = VectorIndex(path)
         try:
             migrate(self._db)
         except sqlite3.Error as exc:

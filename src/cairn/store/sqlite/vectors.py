@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from cairn.embeddings.base import Vector
 from cairn.store.base import MemoryFilter
+from cairn.store.sqlite import dense_files
 from cairn.timeutil import to_micros
 
 _NONE = np.iinfo(np.int64).max  # "no until": believed forever
@@ -134,6 +135,45 @@ class _Entry:
         self.window_rev = 0
         self.window_rows: dict[int, int] = {}  # position in `rows` -> row of `windows`
         self.windows = np.zeros((0, 0), np.float32)
+        self.saved_n = 0  # rows held when last saved to or loaded from disk
+
+    @classmethod
+    def restored(cls, saved: dense_files.Saved) -> _Entry:
+        """An entry from a save on disk, its codes translated to this process's."""
+        entry = cls(saved.epoch)
+        table = np.fromiter((_code(name) for name in saved.names), np.int32, len(saved.names))
+        rows, arrays = entry.rows, saved.arrays
+        rows.n = int(arrays["ids"].shape[0])
+        rows.ids, rows.matrix = arrays["ids"], arrays["matrix"]
+        rows.written, rows.occurred = arrays["written"], arrays["occurred"]
+        rows.until = arrays["until"]
+        rows.scope = table[arrays["scope"]]
+        rows.status = table[arrays["status"]].astype(np.int16)
+        rows.mtype = table[arrays["mtype"]].astype(np.int16)
+        entry.windows = np.array(saved.windows, dtype=np.float32)
+        entry.window_rows = {int(p): n for n, p in enumerate(saved.window_positions.tolist())}
+        entry.window_rev = saved.window_rev
+        entry.saved_n = rows.n
+        return entry
+
+    def to_save(self) -> dense_files.Saved:
+        rows, n = self.rows, self.rows.n
+        arrays: dict[str, npt.NDArray[Any]] = {"ids": rows.ids[:n], "matrix": rows.matrix[:n]}
+        arrays.update({name: getattr(rows, name)[:n] for name in _COLUMNS})
+        count = len(self.window_rows)
+        return dense_files.Saved(
+            arrays=arrays,
+            names=_names(),
+            epoch=self.epoch,
+            window_rev=self.window_rev,
+            window_positions=np.fromiter(self.window_rows, np.intp, count),
+            windows=self.windows[np.fromiter(self.window_rows.values(), np.intp, count)],
+        )
+
+    def worth_saving(self) -> bool:
+        """Large, and grown by a tenth since last written or read (or never on disk)."""
+        n = self.rows.n
+        return n >= dense_files.PERSIST_MIN and (n - self.saved_n) * 10 >= n
 
     def set_windows(self, found: list[tuple[int, bytes]]) -> None:
         ids = np.fromiter((r[0] for r in found), np.int64, len(found))
@@ -193,7 +233,8 @@ class _Entry:
 
 
 class VectorIndex:
-    def __init__(self) -> None:
+    def __init__(self, db_path: str = ":memory:") -> None:
+        self._path = db_path
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.Lock()
 
@@ -245,22 +286,14 @@ class VectorIndex:
         epoch, rev = str(meta["epoch"]), int(meta.get("window_rev", 0))
         entry = self._entries.get(identity)
         if entry is None or entry.epoch != epoch:
-            entry = _Entry(epoch)
+            saved = dense_files.load(self._path, identity, epoch)
+            entry = _Entry(epoch) if saved is None else _Entry.restored(saved)
             self._entries[identity] = entry
-        known = entry.rows.last_id
         # Read the rewrite cursor first (above): a window rewritten after that point is either
         # read below with the new row or patched on the next call, never replaced by an older
         # copy.
-        rows = conn.execute(
-            "SELECT m.id, v.vector, m.scope, m.status, m.type, m.written_at, m.occurred_at, "
-            # CROSS JOIN pins vectors as the outer loop, so only rows past `last_id` are read
-            # (the planner otherwise walks every memory on each call).
-            "m.until FROM vectors v CROSS JOIN memories m ON m.id = v.memory_id "
-            "WHERE v.identity = ? AND v.memory_id > ? ORDER BY v.memory_id",
-            (identity, known),
-        ).fetchall()
-        if rows:
-            entry.rows.append(rows)
+        known = entry.rows.last_id
+        if _append_new(conn, entry, identity, known):
             entry.set_windows(
                 conn.execute(
                     "SELECT memory_id, vector FROM windows WHERE identity = ? AND memory_id > ?",
@@ -275,8 +308,31 @@ class VectorIndex:
                     (entry.window_rev, rev, identity, known),
                 ).fetchall()
             )
-        entry.window_rev = rev
+        entry.window_rev = max(entry.window_rev, rev)
+        if entry.worth_saving():
+            dense_files.save(conn, self._path, identity, entry.to_save())
+            entry.saved_n = entry.rows.n
         return entry
+
+
+_LOAD_CHUNK = 20_000  # rows per fetch: a full load never holds every row's blob at once
+
+
+def _append_new(conn: sqlite3.Connection, entry: _Entry, identity: str, known: int) -> bool:
+    """Append the rows past `known`, a chunk at a time; whether there were any."""
+    cursor = conn.execute(
+        "SELECT m.id, v.vector, m.scope, m.status, m.type, m.written_at, m.occurred_at, "
+        # CROSS JOIN pins vectors as the outer loop, so only rows past `last_id` are read (the
+        # planner otherwise walks every memory on each call).
+        "m.until FROM vectors v CROSS JOIN memories m ON m.id = v.memory_id "
+        "WHERE v.identity = ? AND v.memory_id > ? ORDER BY v.memory_id",
+        (identity, known),
+    )
+    appended = False
+    while rows := cursor.fetchmany(_LOAD_CHUNK):
+        entry.rows.append(rows)
+        appended = True
+    return appended
 
 
 def _matrix(blobs: list[bytes]) -> npt.NDArray[np.float32]:
@@ -305,6 +361,13 @@ def _code(name: object) -> int:
         with _CODES_LOCK:
             code = _CODES.setdefault(key, len(_CODES))
     return code
+
+
+def _names() -> list[str]:
+    """Every name by its code (index), as this process numbered them."""
+    with _CODES_LOCK:
+        pairs = sorted(_CODES.items(), key=lambda pair: pair[1])
+    return [name for name, _ in pairs]
 
 
 def _codes(names: Iterable[object]) -> npt.NDArray[np.int32]:
