@@ -239,3 +239,30 @@ def test_purge_deletes_the_saved_cache_and_no_file_keeps_the_vector(tmp_path: Pa
         mem.recall("quokka rota", scope="project:a")  # reloads from SQLite and saves afresh
         files = [f for f in folder.rglob("*") if f.is_file()]
         assert files and not any(secret in f.read_bytes() for f in files)
+
+
+def test_document_frequencies_count_only_admitted_rows_whichever_way_they_are_counted(
+    small: SqliteStore,
+) -> None:
+    filt = active("project:a")
+    conn = small._db.get()
+    fast = lexical.document_frequencies(conn, filt, WORDS, {})
+    assert lexical._admits_everything(conn, filt, {})  # one scope, nothing retired
+    slow = {
+        word: conn.execute(
+            "SELECT count(*) FROM lexical JOIN memories m ON m.id = lexical.rowid "
+            "WHERE lexical MATCH ? AND m.status = 'active'",
+            (match_expression([word]),),
+        ).fetchone()[0]
+        for word in WORDS
+    }
+    assert fast == slow
+    holder = conn.execute(
+        "SELECT rowid FROM lexical WHERE lexical MATCH ? LIMIT 1", (match_expression(["w0"]),)
+    ).fetchone()[0]
+    small.update_memory(holder, {"status": "retired"})
+    assert not lexical._admits_everything(conn, filt, {})
+    after = lexical.document_frequencies(conn, filt, ["w0"], {})
+    assert after == {"w0": slow["w0"] - 1}
+    pool = small.lexical_candidates(filt, ["w0"], 1000)
+    assert holder not in {row.memory_id for row in pool}

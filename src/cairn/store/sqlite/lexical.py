@@ -45,11 +45,12 @@ def candidates(
     if not distinct:
         return []
     pruned = _pruned_expression(conn, distinct, cache)
+    everything = _admits_everything(conn, filt, cache)
     if pruned is not None:
-        rows = _query(conn, filt, distinct, limit, pruned)
+        rows = _query(conn, filt, distinct, limit, pruned, everything)
         if len(rows) >= limit:
             return rows
-    return _query(conn, filt, distinct, limit, None)
+    return _query(conn, filt, distinct, limit, None, everything)
 
 
 def _query(
@@ -58,8 +59,12 @@ def _query(
     terms: list[str],
     limit: int,
     pruned: str | None,
+    everything: bool,
 ) -> list[LexicalRow]:
     where, params = filter_sql(filt)
+    source = "lexical JOIN memories m ON m.id = lexical.rowid"
+    if everything:  # no row to refuse: skip looking each match up in `memories`
+        source, where, params = "lexical", "1", ()
     among, extra = "", []
     if pruned is not None:
         # `+` keeps the constraint away from FTS5, so the full query still drives the scan and
@@ -70,8 +75,8 @@ def _query(
     # tow costs more than the second lookup.
     rows = conn.execute(
         "SELECT rowid, content, tags, source_ref, reason, context FROM lexical "
-        "WHERE rowid IN (SELECT lexical.rowid FROM lexical JOIN memories m "
-        f"ON m.id = lexical.rowid WHERE lexical MATCH ?{among} AND {where} "
+        f"WHERE rowid IN (SELECT lexical.rowid FROM {source} "
+        f"WHERE lexical MATCH ?{among} AND {where} "
         f"ORDER BY {POOL_RANK} LIMIT ?)",
         (match_expression(terms), *extra, *params, limit),
     )
@@ -138,3 +143,49 @@ def _document_count(conn: sqlite3.Connection, cache: dict[Any, Any]) -> int:
         found = int(conn.execute("SELECT count(*) FROM lexical_lengths").fetchone()[0])
         cache[("fts-docs",)] = found
     return int(found)
+
+
+def averages(conn: sqlite3.Connection, filt: MemoryFilter, cache: dict[Any, Any]) -> Any:
+    """(documents the filter admits, average length of each field), cached per filter."""
+    found = cache.get((filt, None))
+    if found is None:
+        where, params = filter_sql(filt)
+        found = conn.execute(
+            "SELECT count(*), avg(l.content), avg(l.tags), avg(l.source_ref), "
+            "avg(l.reason), avg(l.context) "
+            f"FROM lexical_lengths l JOIN memories m ON m.id = l.memory_id WHERE {where}",
+            params,
+        ).fetchone()
+        cache[(filt, None)] = found
+    return found
+
+
+def _admits_everything(conn: sqlite3.Connection, filt: MemoryFilter, cache: dict[Any, Any]) -> bool:
+    """Whether every indexed document passes the filter (one project, nothing retired yet)."""
+    return int(averages(conn, filt, cache)[0]) == _document_count(conn, cache)
+
+
+def document_frequencies(
+    conn: sqlite3.Connection, filt: MemoryFilter, terms: Sequence[str], cache: dict[Any, Any]
+) -> dict[str, int]:
+    """Documents holding each term among those the filter admits, cached per (filter, term).
+
+    When the filter admits every document, FTS5 counts a term's doclist alone; otherwise each
+    match is looked up in `memories` (tens of ms for a common word at 100k)."""
+    everything = _admits_everything(conn, filt, cache)
+    where, params = filter_sql(filt)
+    found: dict[str, int] = {}
+    for term in dict.fromkeys(terms):
+        count = cache.get((filt, term))
+        if count is None:
+            if everything:
+                count = _document_frequency(conn, term, cache)
+            else:
+                count = conn.execute(
+                    "SELECT count(*) FROM lexical JOIN memories m ON m.id = lexical.rowid "
+                    f"WHERE lexical MATCH ? AND {where}",
+                    (match_expression([term]), *params),
+                ).fetchone()[0]
+            cache[(filt, term)] = count
+        found[term] = int(count)
+    return found

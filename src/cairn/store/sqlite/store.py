@@ -45,7 +45,7 @@ from cairn.store.sqlite.rows import (
     new_memory_params,
 )
 from cairn.store.sqlite.sessions import SessionRows
-from cairn.store.sqlite.sql import chunks, filter_sql, marks, match_expression
+from cairn.store.sqlite.sql import chunks, filter_sql, marks
 from cairn.store.sqlite.vectors import VectorIndex
 from cairn.timeutil import to_micros
 
@@ -377,29 +377,10 @@ class SqliteStore(
         Counting a common term's documents walks its whole FTS5 doclist (tens of ms at 10k
         memories), and the same words recur across recalls; the cache is keyed by the store's
         `epoch` and `lexgen` counters, which other processes' writes bump too."""
-        where, params = filter_sql(filt)
         conn = self._db.get()
         cache = self._stats_cache_for(conn)
-        averages = cache.get((filt, None))
-        if averages is None:
-            averages = conn.execute(
-                "SELECT count(*), avg(l.content), avg(l.tags), avg(l.source_ref), "
-                "avg(l.reason), avg(l.context) "
-                f"FROM lexical_lengths l JOIN memories m ON m.id = l.memory_id WHERE {where}",
-                params,
-            ).fetchone()
-            cache[(filt, None)] = averages
-        frequencies: dict[str, int] = {}
-        for term in dict.fromkeys(terms):
-            count = cache.get((filt, term))
-            if count is None:
-                count = conn.execute(
-                    "SELECT count(*) FROM lexical JOIN memories m ON m.id = lexical.rowid "
-                    f"WHERE lexical MATCH ? AND {where}",
-                    (match_expression([term]), *params),
-                ).fetchone()[0]
-                cache[(filt, term)] = count
-            frequencies[term] = int(count)
+        averages = lexical.averages(conn, filt, cache)
+        frequencies = lexical.document_frequencies(conn, filt, terms, cache)
         return LexicalStats(
             doc_count=int(averages[0]),
             document_frequency=frequencies,
