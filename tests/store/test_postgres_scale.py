@@ -106,6 +106,8 @@ def test_a_bulk_load_builds_each_index_once_at_the_end(
             " WHERE e.memory_id = m.id AND e.kind = 'remember'"
         ).fetchone()
     assert events == (30,)
+    # The binary COPY of the vectors gives every float32 back bit for bit.
+    assert np.array_equal(pg.get_vectors([ids[4]], "e/8")[ids[4]], items[4].vector)
     stored = pg.get_memories([ids[4]])[0]
     assert stored.content == "bulk 4"
     assert pg.nearest(MemoryFilter((SCOPE,)), "e/8", items[4].vector, 1)[0][0] == ids[4]
