@@ -266,3 +266,36 @@ def test_document_frequencies_count_only_admitted_rows_whichever_way_they_are_co
     assert after == {"w0": slow["w0"] - 1}
     pool = small.lexical_candidates(filt, ["w0"], 1000)
     assert holder not in {row.memory_id for row in pool}
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=6),
+    st.integers(min_value=1, max_value=17),
+)
+def test_the_chunked_matrix_is_one_matrix_to_every_reader(batches: list[int], chunk: int) -> None:
+    from io import BytesIO
+
+    from cairn.store.sqlite import matrix as matrix_module
+
+    rng = np.random.default_rng(len(batches) * 100 + chunk)
+    whole = rng.standard_normal((sum(batches), 4)).astype(np.float32)
+    old = matrix_module.CHUNK_ROWS
+    matrix_module.CHUNK_ROWS = chunk  # many chunk edges on a few rows
+    try:
+        grown = matrix_module.Matrix.of(whole[: batches[0]].copy())  # a "mapped" first chunk
+        start = batches[0]
+        for size in batches[1:]:
+            grown.append(whole[start : start + size])
+            start += size
+    finally:
+        matrix_module.CHUNK_ROWS = old
+    query = rng.standard_normal(4).astype(np.float32)
+    assert grown.n == len(whole)
+    assert np.allclose(grown.product(query), whole @ query)
+    positions = rng.permutation(len(whole))[: max(1, len(whole) // 2)]
+    assert np.array_equal(grown.take(positions), whole[positions])
+    out = BytesIO()
+    grown.write_npy(out)
+    out.seek(0)
+    assert np.array_equal(np.load(out), whole)

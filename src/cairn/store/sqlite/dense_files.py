@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 PERSIST_MIN = 20_000  # rows; smaller caches reload from SQLite in well under 100 ms
-_ARRAYS = ("ids", "matrix", "scope", "status", "mtype", "written", "occurred", "until")
+_ARRAYS = ("ids", "scope", "status", "mtype", "written", "occurred", "until")
 
 
 def folder(db_path: str) -> Path | None:
@@ -50,6 +50,7 @@ class Saved:
     """What a save holds: the rows' arrays, the names behind their codes, and its cursors."""
 
     arrays: dict[str, npt.NDArray[Any]]
+    matrix: Any  # a numpy array mapped from disk (load), or a `Matrix` to write (save)
     names: list[str]  # code -> name of the scope, status and type columns
     epoch: str
     window_rev: int
@@ -67,12 +68,10 @@ def load(db_path: str, identity: str, epoch: str) -> Saved | None:
         if stamp.get("epoch") != epoch or stamp.get("identity") != identity:
             return None
         where = base / str(stamp["dir"])
-        arrays = {
-            name: np.load(where / f"{name}.npy", mmap_mode="r" if name == "matrix" else None)
-            for name in _ARRAYS
-        }
+        arrays = {name: np.load(where / f"{name}.npy") for name in _ARRAYS}
         return Saved(
             arrays=arrays,
+            matrix=np.load(where / "matrix.npy", mmap_mode="r"),
             names=[str(name) for name in stamp["names"]],
             epoch=epoch,
             window_rev=int(stamp["window_rev"]),
@@ -96,6 +95,8 @@ def save(conn: sqlite3.Connection, db_path: str, identity: str, saved: Saved) ->
         where.mkdir(exist_ok=True)
         for name, array in saved.arrays.items():
             np.save(where / f"{name}.npy", np.ascontiguousarray(array))
+        with open(where / "matrix.npy", "wb") as out:
+            saved.matrix.write_npy(out)
         np.save(where / "window_positions.npy", saved.window_positions)
         np.save(where / "windows.npy", saved.windows)
         stamp = {

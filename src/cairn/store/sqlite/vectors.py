@@ -14,8 +14,8 @@ product runs over all rows and the filter masks the scores.
 
 Keeping it in step with the file:
 
-- rows inserted since the last look are appended (`memory_id > last_id`) into spare capacity
-  that doubles when full, so an append costs its own rows, not a copy of the matrix;
+- rows inserted since the last look are appended (`memory_id > last_id`) into the matrix's
+  last chunk (`cairn.store.sqlite.matrix`), so an append costs its own rows, not a copy;
 - window rows rewritten since the last `window_rev` seen are patched in place;
 - any other change to vectors or to the columns the filter reads (status, until, type, ...)
   bumps the store's `epoch`, and a cache that sees a new epoch reloads in full.
@@ -36,6 +36,7 @@ import numpy.typing as npt
 from cairn.embeddings.base import Vector
 from cairn.store.base import MemoryFilter
 from cairn.store.sqlite import dense_files
+from cairn.store.sqlite.matrix import Matrix
 from cairn.timeutil import to_micros
 
 _NONE = np.iinfo(np.int64).max  # "no until": believed forever
@@ -50,7 +51,7 @@ class _Rows:
     def __init__(self) -> None:
         self.n = 0
         self.ids = np.zeros(0, np.int64)
-        self.matrix = np.zeros((0, 0), np.float32)
+        self.matrix = Matrix()
         # Scope, status and type as small integer codes: comparing numpy object arrays of
         # strings costs milliseconds per recall at 10k rows, integer codes microseconds.
         self.scope = np.zeros(0, np.int32)
@@ -68,11 +69,10 @@ class _Rows:
         """Rows of (id, vector blob, scope, status, type, written, occurred, until)."""
         count = len(rows)
         ids = np.fromiter((r[0] for r in rows), np.int64, count)
-        matrix = _matrix([r[1] for r in rows])
-        self._reserve(count, matrix.shape[1])
+        self.matrix.append(_matrix([r[1] for r in rows]))
+        self._reserve(count)
         end = self.n + count
         self.ids[self.n : end] = ids
-        self.matrix[self.n : end] = matrix
         self.scope[self.n : end] = _codes(r[2] for r in rows)
         self.status[self.n : end] = _codes(r[3] for r in rows)
         self.mtype[self.n : end] = _codes(r[4] for r in rows)
@@ -83,17 +83,11 @@ class _Rows:
         )
         self.n = end
 
-    def _reserve(self, extra: int, dims: int) -> None:
-        if self.matrix.shape[1] != dims and self.n:
-            raise ValueError(f"vectors of one embedder differ in dimensions ({dims})")
+    def _reserve(self, extra: int) -> None:
         needed = self.n + extra
-        if needed <= self.ids.shape[0] and self.matrix.shape[1] == dims:
+        if needed <= self.ids.shape[0]:
             return
         capacity = max(needed, 2 * self.ids.shape[0], 1024)
-        matrix = np.zeros((capacity, dims), np.float32)
-        if self.n:
-            matrix[: self.n] = self.matrix[: self.n]
-        self.matrix = matrix
         self.ids = _grown(self.ids, capacity, self.n)
         for name in _COLUMNS:
             setattr(self, name, _grown(getattr(self, name), capacity, self.n))
@@ -144,7 +138,7 @@ class _Entry:
         table = np.fromiter((_code(name) for name in saved.names), np.int32, len(saved.names))
         rows, arrays = entry.rows, saved.arrays
         rows.n = int(arrays["ids"].shape[0])
-        rows.ids, rows.matrix = arrays["ids"], arrays["matrix"]
+        rows.ids, rows.matrix = arrays["ids"], Matrix.of(saved.matrix)
         rows.written, rows.occurred = arrays["written"], arrays["occurred"]
         rows.until = arrays["until"]
         rows.scope = table[arrays["scope"]]
@@ -158,11 +152,12 @@ class _Entry:
 
     def to_save(self) -> dense_files.Saved:
         rows, n = self.rows, self.rows.n
-        arrays: dict[str, npt.NDArray[Any]] = {"ids": rows.ids[:n], "matrix": rows.matrix[:n]}
+        arrays: dict[str, npt.NDArray[Any]] = {"ids": rows.ids[:n]}
         arrays.update({name: getattr(rows, name)[:n] for name in _COLUMNS})
         count = len(self.window_rows)
         return dense_files.Saved(
             arrays=arrays,
+            matrix=rows.matrix,
             names=_names(),
             epoch=self.epoch,
             window_rev=self.window_rev,
@@ -184,7 +179,7 @@ class _Entry:
         if new:
             used = len(self.window_rows)
             if used + len(new) > self.windows.shape[0]:
-                dims = self.rows.matrix.shape[1]
+                dims = self.rows.matrix.dims
                 grown = np.zeros((max(used + len(new), 2 * used, 64), dims), np.float32)
                 if used:
                     grown[:used] = self.windows[:used]
@@ -194,7 +189,7 @@ class _Entry:
             self.windows[self.window_rows[position]] = np.frombuffer(blob, dtype=np.float32)
 
     def scores(self, query: npt.NDArray[np.float32], windowed: bool) -> npt.NDArray[np.float32]:
-        scores: npt.NDArray[np.float32] = self.rows.matrix[: self.rows.n] @ query
+        scores = self.rows.matrix.product(query)
         if windowed and self.window_rows:
             positions = np.fromiter(self.window_rows, np.intp, len(self.window_rows))
             rows = np.fromiter(self.window_rows.values(), np.intp, len(self.window_rows))
@@ -223,7 +218,7 @@ class _Entry:
     def _gathered(
         self, query: npt.NDArray[np.float32], positions: npt.NDArray[np.intp], windowed: bool
     ) -> npt.NDArray[np.float32]:
-        scores: npt.NDArray[np.float32] = self.rows.matrix[positions] @ query
+        scores: npt.NDArray[np.float32] = self.rows.matrix.take(positions) @ query
         if windowed and self.window_rows:
             for n, position in enumerate(positions.tolist()):
                 row = self.window_rows.get(position)
