@@ -299,3 +299,19 @@ def test_the_chunked_matrix_is_one_matrix_to_every_reader(batches: list[int], ch
     grown.write_npy(out)
     out.seek(0)
     assert np.array_equal(np.load(out), whole)
+
+
+@pytest.mark.usefixtures("persisting")
+def test_a_saved_cache_left_by_another_store_at_the_same_path_is_never_used(
+    tmp_path: Path,
+) -> None:
+    first, _ = _filled(tmp_path / "m.db", 20)
+    first.nearest(active("project:a"), "e", _vector(0), 3)
+    first.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{tmp_path / 'm.db'}{suffix}").unlink(missing_ok=True)
+    assert (tmp_path / "m.db-dense").is_dir()  # left behind by the deleted store
+    second, vectors = _filled(tmp_path / "m.db", 5)  # a new store, epoch 0 again
+    query = _vector(3)
+    found = second.nearest(active("project:a"), "e", query, 5)
+    assert [i for i, _ in found] == _exact(vectors, query, 5)

@@ -41,6 +41,13 @@ def folder(db_path: str) -> Path | None:
     return Path(f"{db_path}-dense")
 
 
+def store_epoch(conn: sqlite3.Connection) -> str:
+    """The store's identity and `epoch`: what a save must match to be used (a new store made at
+    the same path starts at epoch 0 too)."""
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('store_id', 'epoch')"))
+    return f"{meta.get('store_id', '')}/{meta['epoch']}"
+
+
 def _key(identity: str) -> str:
     return hashlib.sha256(identity.encode("utf-8")).hexdigest()[:16]
 
@@ -58,8 +65,9 @@ class Saved:
     windows: npt.NDArray[np.float32]
 
 
-def load(db_path: str, identity: str, epoch: str) -> Saved | None:
-    """The saved cache of `identity`, if one was saved at this `epoch` (else None)."""
+def load(conn: sqlite3.Connection, db_path: str, identity: str, epoch: str) -> Saved | None:
+    """The saved cache of `identity`, if one was saved at this `epoch` and its first and last
+    rows still hold what the store holds (a file restored from an older backup does not)."""
     base = folder(db_path)
     if base is None:
         return None
@@ -69,9 +77,12 @@ def load(db_path: str, identity: str, epoch: str) -> Saved | None:
             return None
         where = base / str(stamp["dir"])
         arrays = {name: np.load(where / f"{name}.npy") for name in _ARRAYS}
+        matrix = np.load(where / "matrix.npy", mmap_mode="r")
+        if not _agrees(conn, identity, arrays["ids"], matrix):
+            return None
         return Saved(
             arrays=arrays,
-            matrix=np.load(where / "matrix.npy", mmap_mode="r"),
+            matrix=matrix,
             names=[str(name) for name in stamp["names"]],
             epoch=epoch,
             window_rev=int(stamp["window_rev"]),
@@ -80,6 +91,21 @@ def load(db_path: str, identity: str, epoch: str) -> Saved | None:
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None  # missing, partial or foreign: SQLite is the truth, reload from it
+
+
+def _agrees(
+    conn: sqlite3.Connection, identity: str, ids: npt.NDArray[Any], matrix: npt.NDArray[Any]
+) -> bool:
+    if ids.shape[0] == 0 or ids.shape[0] != matrix.shape[0]:
+        return False
+    for position in (0, ids.shape[0] - 1):
+        row = conn.execute(
+            "SELECT vector FROM vectors WHERE memory_id = ? AND identity = ?",
+            (int(ids[position]), identity),
+        ).fetchone()
+        if row is None or bytes(row[0]) != np.asarray(matrix[position], "<f4").tobytes():
+            return False
+    return True
 
 
 def save(conn: sqlite3.Connection, db_path: str, identity: str, saved: Saved) -> None:
@@ -111,8 +137,7 @@ def save(conn: sqlite3.Connection, db_path: str, identity: str, saved: Saved) ->
         os.replace(temporary, base / f"{key}.json")
     except OSError:
         return  # a read-only or full disk: the cache still works, only in memory
-    now = conn.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()[0]
-    if str(now) != saved.epoch:
+    if store_epoch(conn) != saved.epoch:
         drop(db_path)  # a purge may have landed while these files were written
         return
     for old in base.glob(f"{key}-*"):

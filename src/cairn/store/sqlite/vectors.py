@@ -275,13 +275,12 @@ class VectorIndex:
             return found
 
     def _refresh(self, conn: sqlite3.Connection, identity: str) -> _Entry:
-        meta = dict(
-            conn.execute("SELECT key, value FROM meta WHERE key IN ('epoch', 'window_rev')")
-        )
-        epoch, rev = str(meta["epoch"]), int(meta.get("window_rev", 0))
+        epoch = dense_files.store_epoch(conn)
+        row = conn.execute("SELECT value FROM meta WHERE key = 'window_rev'").fetchone()
+        rev = int(row[0]) if row else 0
         entry = self._entries.get(identity)
         if entry is None or entry.epoch != epoch:
-            saved = dense_files.load(self._path, identity, epoch)
+            saved = dense_files.load(conn, self._path, identity, epoch)
             entry = _Entry(epoch) if saved is None else _Entry.restored(saved)
             self._entries[identity] = entry
         # Read the rewrite cursor first (above): a window rewritten after that point is either
