@@ -2,9 +2,9 @@
 
     python scripts/scale_plot.py sqlite.json postgres.json [more.json ...]
 
-Each report adds its backend's recall median (p95 as a bar) at each size; the numpy exact
-nearest-10 over the same vectors, timed in the same run, is drawn as the floor. Log axes on both
-sides, so a flat line is a cost that does not grow with the store.
+Each backend's recall median (p95 as a bar) at each size, reports of one backend merged; the
+numpy exact nearest-10 over the same vectors, timed in the same run, is drawn as the floor. Log
+axes on both sides, so a flat line is a cost that does not grow with the store.
 """
 
 from __future__ import annotations
@@ -23,6 +23,17 @@ OUT = Path(__file__).resolve().parent.parent / "docs" / "scale.png"
 LABELS = {"sqlite": "cairn on SQLite", "postgres": "cairn on PostgreSQL + pgvector"}
 
 
+def _merged(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One report per backend: a later report adds the sizes the earlier ones lack (a 1M run
+    beside a 1k-100k run)."""
+    found: dict[str, dict[int, dict[str, Any]]] = {}
+    for report in reports:
+        runs = found.setdefault(report["backend"], {})
+        for run in report["runs"]:
+            runs.setdefault(int(run["memories"]), run)
+    return [{"backend": name, "runs": list(runs.values())} for name, runs in found.items()]
+
+
 def _series(report: dict[str, Any], part: str) -> tuple[list[int], list[float], list[float]]:
     runs = sorted(report["runs"], key=lambda run: run["memories"])
     sizes = [int(run["memories"]) for run in runs]
@@ -34,7 +45,7 @@ def _series(report: dict[str, Any], part: str) -> tuple[list[int], list[float], 
 def draw(reports: list[dict[str, Any]], out: Path = OUT) -> Path:
     figure, axes = plt.subplots(figsize=(7, 4.5), dpi=120)
     floors: dict[int, float] = {}
-    for report in reports:
+    for report in _merged(reports):
         sizes, medians, p95 = _series(report, "recall")
         errors = [[0.0] * len(sizes), [high - mid for mid, high in zip(medians, p95, strict=True)]]
         label = LABELS.get(report["backend"], report["backend"])

@@ -35,6 +35,13 @@ def test_the_plot_is_written_as_a_png(tmp_path: Path) -> None:
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_reports_of_one_backend_merge_into_one_series() -> None:
+    merged = _script()._merged([_report("sqlite", 1.0), _report("sqlite", 9.0)])
+    (only,) = merged
+    assert sorted(run["memories"] for run in only["runs"]) == [1000, 10000, 100000]
+    assert only["runs"][0]["recall"]["median_ms"] == pytest.approx(1000**0.3)  # first one kept
+
+
 def test_no_report_is_a_usage_line() -> None:
     with pytest.raises(SystemExit, match="usage"):
         _script().main([])
