@@ -315,3 +315,17 @@ def test_a_saved_cache_left_by_another_store_at_the_same_path_is_never_used(
     query = _vector(3)
     found = second.nearest(active("project:a"), "e", query, 5)
     assert [i for i, _ in found] == _exact(vectors, query, 5)
+
+
+def test_bulk_add_stores_what_add_memory_stores(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    store = SqliteStore(str(tmp_path / "m.db"))
+    new = new_memory(content="tagged", tags=("infra", "db"), diff_files=("a.py",), pinned=True)
+    one_by_one = store.add_memory(new)
+    (bulk,) = bulk_add(store, "e", [BulkMemory(new, _vector(1), doc("tagged"), {"k": 1})])
+    first, second = store.get_memories([one_by_one, bulk])
+    assert replace(second, id=first.id, source_event_id=None) == first
+    event = store.get_events([second.source_event_id or 0])[0]
+    assert (event.kind, event.memory_id, dict(event.payload)) == ("remember", bulk, {"k": 1})
+    assert store.filter_ids(active(tags=("db",)), [one_by_one, bulk]) == {one_by_one, bulk}
