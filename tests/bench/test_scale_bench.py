@@ -87,9 +87,29 @@ def test_the_cli_prints_progress_on_stderr_and_the_report_on_stdout(
         (["--sizes", "0"], "positive store sizes"),
         (["--ops", "0"], "at least 1"),
         (["--store", "/tmp/file.db"], "postgresql://"),
+        (["--store", "postgresql://u@127.0.0.1:1/x"], "cannot reach the PostgreSQL server"),
     ],
 )
 def test_bad_options_get_one_line_and_exit_2(args: list[str], message: str) -> None:
     out = CliRunner().invoke(main, ["bench", "scale", *args])
     assert out.exit_code == 2
     assert message in out.output
+    assert "Traceback" not in out.output
+    assert len([line for line in out.output.splitlines() if "error" in line.lower()]) == 1
+
+
+@pytest.mark.postgres
+def test_bench_scale_on_postgres_fills_a_database_per_size_and_drops_it(
+    postgres_database_url: str,
+) -> None:
+    import psycopg
+
+    report = bench_scale(HashingEmbedder(), [20], ops=2, store=postgres_database_url, pool_size=10)
+    (run,) = report["runs"]
+    assert report["backend"] == "postgres" and run["memories"] == 20
+    assert run["index_build_ms"] > 0 and run["recall"]["n"] == 2
+    with psycopg.connect(postgres_database_url, autocommit=True) as conn:
+        left = conn.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE 'cairn_scale_%'"
+        ).fetchall()
+    assert left == []

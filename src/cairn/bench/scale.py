@@ -189,6 +189,10 @@ def bench_scale(
     """Latency at each store size. `store` is None (SQLite files in a temporary directory) or
     a `postgresql://` URL of a server where a database per size is created and dropped;
     `embedder_name` (CAIRN_EMBEDDER's value) enables the fresh-process probes."""
+    if store is not None:
+        from cairn.bench.scale_pg import connect
+
+        connect(store).close()  # refuse an unreachable server before the slow steps
     say(f"scale: embedding a pool of {pool_size} claims")
     pool = Pool.embedded(embedder, min(pool_size, max(sizes, default=1)))
     runs = []

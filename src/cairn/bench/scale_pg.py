@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import psycopg
@@ -32,15 +33,21 @@ def _libpq(url: str) -> str:
     return split_url(url, PoolOptions())[0]
 
 
-@contextmanager
-def fresh_database(url: str, name: str) -> Iterator[str]:
+def connect(url: str) -> psycopg.Connection[Any]:
+    """An autocommit connection to the server of `url`, or one line saying what to do."""
     try:
-        admin = psycopg.connect(_libpq(url), autocommit=True)
+        return psycopg.connect(_libpq(url), autocommit=True)
     except psycopg.Error as exc:
+        why = " ".join(str(exc).split())  # libpq's message spans lines
         raise InvalidInput(
-            f"cannot reach the PostgreSQL server of --store ({exc}); pass the URL of a running "
+            f"cannot reach the PostgreSQL server of --store ({why}); pass the URL of a running "
             "server whose role may CREATE DATABASE."
         ) from None
+
+
+@contextmanager
+def fresh_database(url: str, name: str) -> Iterator[str]:
+    admin = connect(url)
     try:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         target = with_database(url, name)
