@@ -42,18 +42,36 @@ def embedder(sentences: int, as_json: bool) -> None:
 
 
 @bench.command()
-@click.option("--sizes", default="1000,10000", show_default=True, help="Store sizes to measure.")
+@click.option(
+    "--sizes", default="1000,10000", show_default=True, help="Store sizes, e.g. 1000,100000."
+)
 @click.option("--ops", type=int, default=200, show_default=True, help="Timed calls per size.")
+@click.option(
+    "--store",
+    "store",
+    help="A postgresql:// server to measure on (a database per size is created and dropped); "
+    "default: SQLite files in a temporary directory.",
+)
+@click.option("--pool", type=int, default=2000, show_default=True, help="Claims embedded for real.")
 @click.option("--json", "as_json", is_flag=True, help="One line of JSON.")
 @reports_errors
-def scale(sizes: str, ops: int, as_json: bool) -> None:
-    """remember and recall latency (median, p95) at growing store sizes."""
-    from cairn.adapters.cli_progress import say
+def scale(sizes: str, ops: int, store: str | None, pool: int, as_json: bool) -> None:
+    """recall and remember latency (median, p95), ingest, memory at growing store sizes."""
+    from cairn.adapters.cli_progress import progress_bar, say
     from cairn.bench.scale import bench_scale
     from cairn.embeddings import make_embedder
 
-    counts = [int(s) for s in sizes.split(",") if s.strip()]
-    _print(bench_scale(make_embedder(Settings.from_env()), counts, ops, say), as_json)
+    counts = _sizes(sizes)
+    if ops < 1 or pool < 1:
+        raise click.UsageError("--ops and --pool must be at least 1.")
+    if store is not None and not store.startswith(("postgresql://", "postgres://")):
+        raise click.UsageError("--store takes a postgresql:// URL (SQLite is the default).")
+    settings = Settings.from_env()
+    report = bench_scale(
+        make_embedder(settings), counts, ops, say, store=store, progress=progress_bar,
+        pool_size=pool, embedder_name=settings.embedder,
+    )  # fmt: skip
+    _print(report, as_json)
 
 
 @bench.command()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING
 
@@ -45,6 +45,23 @@ def _advancing(source: IO[str], total: int, label: str) -> Generator[str, None, 
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
+
+
+def progress_bar(label: str, total: int) -> Callable[[int], None]:
+    """A bar on stderr for `total` steps; the callable it returns advances it and closes it at
+    the end. Off a terminal, click prints the label once."""
+    bar: ProgressBar[int] = click.progressbar(length=max(total, 1), label=label, file=sys.stderr)
+    bar.__enter__()
+    done = 0
+
+    def advance(steps: int) -> None:
+        nonlocal done
+        done += steps
+        bar.update(steps)
+        if done >= total:
+            bar.__exit__(None, None, None)
+
+    return advance
 
 
 def say(message: str) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 from starlette.testclient import TestClient
 
 from cairn.adapters.app.routes import build_app
-from cairn.bench.scale import synthetic_claims
+from cairn.bench.scale_fill import synthetic_claims
 from cairn.config import Settings
 from cairn.core import Cairn
 from cairn.embeddings.base import Embedder

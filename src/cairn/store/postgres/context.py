@@ -1,9 +1,10 @@
 """Session neighbours for the PostgreSQL backend: window vectors and lexical context.
 
 A mixin of `PostgresStore`, statement for statement the SQLite backend's `ContextRows`. Window
-vectors are searched exactly (one scope's rows, read through the memory filter): unlike own
-vectors they are rewritten whenever a neighbour arrives, and the scan is what the SQLite
-backend's in-memory matrix does too. A memory without a window row counts with its own vector.
+vectors have their own partial HNSW index per embedder (created by the first window written,
+like own vectors'); a window search asks both indexes (windows, and own vectors of memories
+without a window) and keeps the closest `k`, and when the indexes return fewer than `k` the
+exact scan answers instead. A memory without a window row counts with its own vector.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from cairn.store.base import MemoryFilter
 from cairn.store.postgres import lexical
 from cairn.store.postgres.connection import Database
 from cairn.store.postgres.filters import filter_sql
-from cairn.store.postgres.vectors import vector_param
+from cairn.store.postgres.vectors import ensure_window_index, vector_param, window_nearest
 from cairn.store.sql.neighbours import NeighbourRows
 
 _WINDOW = "coalesce(w.embedding, v.embedding) <=> %(query)b::vector"
@@ -33,6 +34,7 @@ class ContextRows(NeighbourRows):
 
     def put_window(self, memory_id: int, identity: str, vector: Vector) -> None:
         with self._db.transaction() as conn:
+            ensure_window_index(conn, identity, int(vector.shape[0]))
             conn.execute(
                 "INSERT INTO windows (memory_id, identity, dims, embedding)"
                 " VALUES (%(id)s, %(identity)s, %(dims)s, %(vector)b::vector)"
@@ -62,7 +64,10 @@ class ContextRows(NeighbourRows):
         }
         found: dict[int, float] = {}
         with self._db.connection() as conn:
-            if k > 0:
+            indexed = window_nearest(conn, filt, identity, vector, k)
+            found.update(indexed)
+            if k > 0 and len(indexed) < k:
+                found.clear()  # the indexes' scans ran out: the exact scan answers alone
                 where, params = filter_sql(filt)
                 params.update(base, k=k)
                 rows = conn.execute(

@@ -65,9 +65,9 @@ def from_array(values: Sequence[float]) -> Vector:
     return np.asarray(values, dtype=np.float32)
 
 
-def index_name(identity: str, dims: int) -> str:
+def index_name(identity: str, dims: int, table: str = "vectors") -> str:
     digest = hashlib.sha256(f"{identity}\x00{dims}".encode()).hexdigest()[:16]
-    return f"vectors_hnsw_{digest}"
+    return f"{table}_hnsw_{digest}"
 
 
 def put_vector(conn: Conn, memory_id: int, identity: str, vector: Vector) -> None:
@@ -79,31 +79,43 @@ def put_vector(conn: Conn, memory_id: int, identity: str, vector: Vector) -> Non
         " VALUES (%(id)s, %(identity)s, %(dims)s, %(vector)b::vector)"
         " ON CONFLICT (memory_id) DO UPDATE SET identity = EXCLUDED.identity,"
         " dims = EXCLUDED.dims, embedding = EXCLUDED.embedding RETURNING 1)"
-        " SELECT EXISTS (SELECT 1 FROM vector_indexes"
-        " WHERE identity = %(identity)s AND dims = %(dims)s) FROM up",
+        " SELECT EXISTS (SELECT 1 FROM vector_indexes WHERE kind = 'vectors'"
+        " AND identity = %(identity)s AND dims = %(dims)s) FROM up",
         {"id": memory_id, "identity": identity, "dims": dims, "vector": vector_param(vector)},
     ).fetchone()
     if row is not None and not row[0] and dims <= HNSW_MAX_DIMS:
         _create_index(conn, identity, dims)
 
 
-def _create_index(conn: Conn, identity: str, dims: int) -> None:
-    name = index_name(identity, dims)
+def ensure_window_index(conn: Conn, identity: str, dims: int) -> None:
+    """The first window vector of an embedder creates the windows' HNSW index."""
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM vector_indexes WHERE kind = 'windows'"
+        " AND identity = %s AND dims = %s)",
+        (identity, dims),
+    ).fetchone()
+    if row is not None and not row[0] and dims <= HNSW_MAX_DIMS:
+        _create_index(conn, identity, dims, table="windows")
+
+
+def _create_index(conn: Conn, identity: str, dims: int, table: str = "vectors") -> None:
+    name = index_name(identity, dims, table)
     conn.execute(
         sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw"
+            "CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw"
             " ((embedding::vector({dims})) vector_cosine_ops)"
             " WHERE identity = {identity} AND dims = {dims}"
         ).format(
             name=sql.Identifier(name),
+            table=sql.Identifier(table),
             dims=sql.SQL(str(int(dims))),
             identity=sql.Literal(identity),
         )
     )
     conn.execute(
-        "INSERT INTO vector_indexes (identity, dims, index_name, created_at)"
-        " VALUES (%s, %s, %s, now()) ON CONFLICT DO NOTHING",
-        (identity, dims, name),
+        "INSERT INTO vector_indexes (kind, identity, dims, index_name, created_at)"
+        " VALUES (%s, %s, %s, %s, now()) ON CONFLICT DO NOTHING",
+        (table, identity, dims, name),
     )
 
 
@@ -113,14 +125,20 @@ def build_missing_indexes(conn: Conn) -> int:
     A whole-store copy inserts vectors without indexes and builds each index once at the end:
     keeping an HNSW graph up to date row by row costs far more than building it in one pass.
     """
-    rows = conn.execute(
-        "SELECT DISTINCT v.identity, v.dims FROM vectors v WHERE v.dims <= %s AND NOT EXISTS"
-        " (SELECT 1 FROM vector_indexes x WHERE x.identity = v.identity AND x.dims = v.dims)",
-        (HNSW_MAX_DIMS,),
-    ).fetchall()
-    for identity, dims in rows:
-        _create_index(conn, str(identity), int(dims))
-    return len(rows)
+    built = 0
+    for table in ("vectors", "windows"):
+        rows = conn.execute(
+            sql.SQL(
+                "SELECT DISTINCT v.identity, v.dims FROM {table} v WHERE v.dims <= %s AND NOT"
+                " EXISTS (SELECT 1 FROM vector_indexes x WHERE x.kind = %s"
+                " AND x.identity = v.identity AND x.dims = v.dims)"
+            ).format(table=sql.Identifier(table)),
+            (HNSW_MAX_DIMS, table),
+        ).fetchall()
+        for identity, dims in rows:
+            _create_index(conn, str(identity), int(dims), table)
+        built += len(rows)
+    return built
 
 
 def get_vectors(conn: Conn, ids: Sequence[int], identity: str) -> dict[int, Vector]:
@@ -165,7 +183,15 @@ def nearest(
     return [(int(memory_id), _similarity(distance)) for memory_id, distance in rows]
 
 
-def _nearest_sql(identity: str, dims: int, where: str, *, indexed: bool) -> sql.Composed:
+def _nearest_sql(
+    identity: str,
+    dims: int,
+    where: str,
+    *,
+    indexed: bool,
+    table: str = "vectors",
+    extra: str = "",
+) -> sql.Composed:
     typed = sql.SQL(str(int(dims)))
     distance: sql.Composable
     if indexed:
@@ -179,17 +205,50 @@ def _nearest_sql(identity: str, dims: int, where: str, *, indexed: bool) -> sql.
     return sql.SQL(
         "WITH hits AS MATERIALIZED ("
         " SELECT v.memory_id, {distance} AS distance"
-        " FROM vectors v JOIN memories m ON m.id = v.memory_id"
-        " WHERE v.identity = {identity} AND v.dims = {dims} AND {where}"
+        " FROM {table} v JOIN memories m ON m.id = v.memory_id"
+        " WHERE v.identity = {identity} AND v.dims = {dims} AND {where}{extra}"
         " ORDER BY {order} LIMIT %(k)s)"
         " SELECT memory_id, distance FROM hits ORDER BY distance, memory_id"
     ).format(
         distance=distance,
+        table=sql.Identifier(table),
         identity=sql.Literal(identity),
         dims=typed,
         where=sql.SQL(where),
+        extra=sql.SQL(extra),
         order=order,
     )
+
+
+# A memory is searched by its window vector when it has one from the same embedder, and by its
+# own vector otherwise: the two halves of a window search, each served by its table's index.
+_HAS_VECTOR = (
+    " AND EXISTS (SELECT 1 FROM vectors o WHERE o.memory_id = v.memory_id"
+    " AND o.identity = v.identity)"
+)
+_NO_WINDOW = (
+    " AND NOT EXISTS (SELECT 1 FROM windows w WHERE w.memory_id = v.memory_id"
+    " AND w.identity = v.identity)"
+)
+
+
+def window_nearest(
+    conn: Conn, filt: MemoryFilter, identity: str, vector: Vector, k: int
+) -> list[tuple[int, float]]:
+    """The `k` memories whose window vector (own vector when it has none) is closest, through
+    the two HNSW indexes; fewer than `k` when the indexes' scans ran out (the caller then
+    searches exactly)."""
+    dims = int(vector.shape[0])
+    if k <= 0 or not filt.scopes or dims > HNSW_MAX_DIMS:
+        return []
+    where, params = filter_sql(filt)
+    params.update(query=vector_param(vector), k=k)
+    hits: list[tuple[int, float]] = []
+    for table, extra in (("windows", _HAS_VECTOR), ("vectors", _NO_WINDOW)):
+        query = _nearest_sql(identity, dims, where, indexed=True, table=table, extra=extra)
+        hits += [(int(i), float(d)) for i, d in conn.execute(query, params).fetchall()]
+    hits.sort(key=lambda hit: (hit[1], hit[0]))
+    return [(memory_id, _similarity(distance)) for memory_id, distance in hits[:k]]
 
 
 def _similarity(distance: float | None) -> float:

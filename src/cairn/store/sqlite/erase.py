@@ -27,6 +27,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from cairn.errors import StoreBusy, StoreError
+from cairn.store.sqlite import dense_files
 from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections
 from cairn.store.sqlite.sql import chunks
 
@@ -50,11 +51,12 @@ class EraseRows:
                 )
             conn.execute("INSERT INTO lexical (lexical) VALUES ('optimize')")
             conn.execute(BUMP_LEXGEN)
-            # Vectors and windows left: the dense caches reload.
+            # Vectors and windows left: the dense caches reload, and their files go.
             conn.execute(
                 "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
                 "WHERE key = 'epoch'"
             )
+            dense_files.drop(self._db.path)
 
     def erase_freed(self) -> None:
         if self._db.path == ":memory:":

@@ -21,20 +21,17 @@ from cairn.store.base import (
 )
 from cairn.store.sql.dialect import Run, Sql
 from cairn.store.sql.parts import SharedRows
+from cairn.store.sqlite import lexical
 from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections, ensure_parent, migrate
 from cairn.store.sqlite.context import ContextRows
 from cairn.store.sqlite.copy import CopyRows
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.erase import EraseRows
 from cairn.store.sqlite.errors import translate
-from cairn.store.sqlite.sql import chunks, filter_sql, marks, match_expression
+from cairn.store.sqlite.sql import chunks, marks
 from cairn.store.sqlite.vectors import VectorIndex
 
 _STATS_CACHE_MAX = 50_000
-# Which lexical candidates make the pool: FTS5's bm25 with the ranking layer's field weights
-# (content, tags, source_ref, reason, context), so a word found only among a memory's
-# neighbours does not crowd out memories holding it themselves.
-_POOL_RANK = "bm25(lexical, 1.0, 0.7, 0.5, 0.3, 0.45)"
 
 
 class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
@@ -48,7 +45,7 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
         self._stats: dict[tuple[MemoryFilter, Any], Any] = {}
         self._stats_generation: tuple[Any, ...] = ()
         self._stats_lock = threading.Lock()
-        self._vectors = VectorIndex()
+        self._vectors = VectorIndex(path)
         try:
             migrate(self._db)
         except sqlite3.Error as exc:
@@ -203,19 +200,8 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
     def lexical_candidates(
         self, filt: MemoryFilter, terms: Sequence[str], limit: int
     ) -> list[LexicalRow]:
-        if not terms:
-            return []
-        where, params = filter_sql(filt)
-        # Rank ids alone, then read the text of the winners: sorting every match with its
-        # fields in tow costs more than the second lookup.
-        rows = self._db.get().execute(
-            "SELECT rowid, content, tags, source_ref, reason, context FROM lexical "
-            "WHERE rowid IN (SELECT lexical.rowid FROM lexical JOIN memories m "
-            f"ON m.id = lexical.rowid WHERE lexical MATCH ? AND {where} "
-            f"ORDER BY {_POOL_RANK} LIMIT ?)",
-            (match_expression(terms), *params, limit),
-        )
-        return [LexicalRow(row[0], LexicalDoc(*row[1:])) for row in rows]
+        conn = self._db.get()
+        return lexical.candidates(conn, filt, terms, limit, self._stats_cache_for(conn))
 
     def lexical_stats(self, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats:
         """Counted once per (filter, term) until the lexical index or a filtered column changes.
@@ -223,29 +209,10 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
         Counting a common term's documents walks its whole FTS5 doclist (tens of ms at 10k
         memories), and the same words recur across recalls; the cache is keyed by the store's
         `epoch` and `lexgen` counters, which other processes' writes bump too."""
-        where, params = filter_sql(filt)
         conn = self._db.get()
         cache = self._stats_cache_for(conn)
-        averages = cache.get((filt, None))
-        if averages is None:
-            averages = conn.execute(
-                "SELECT count(*), avg(l.content), avg(l.tags), avg(l.source_ref), "
-                "avg(l.reason), avg(l.context) "
-                f"FROM lexical_lengths l JOIN memories m ON m.id = l.memory_id WHERE {where}",
-                params,
-            ).fetchone()
-            cache[(filt, None)] = averages
-        frequencies: dict[str, int] = {}
-        for term in dict.fromkeys(terms):
-            count = cache.get((filt, term))
-            if count is None:
-                count = conn.execute(
-                    "SELECT count(*) FROM lexical JOIN memories m ON m.id = lexical.rowid "
-                    f"WHERE lexical MATCH ? AND {where}",
-                    (match_expression([term]), *params),
-                ).fetchone()[0]
-                cache[(filt, term)] = count
-            frequencies[term] = int(count)
+        averages = lexical.averages(conn, filt, cache)
+        frequencies = lexical.document_frequencies(conn, filt, terms, cache)
         return LexicalStats(
             doc_count=int(averages[0]),
             document_frequency=frequencies,

@@ -1,0 +1,191 @@
+"""Lexical candidates for the SQLite backend: FTS5, with the work bounded on large stores.
+
+The pool is the `limit` best matches by FTS5's `bm25()` with the ranking layer's field weights
+(content, tags, source_ref, reason, context), so a word found only among a memory's neighbours
+does not crowd out memories holding it themselves. FTS5 reads a doclist cheaply, but `bm25()`
+runs once per matching row: a query of five common words matches a third of a 100k store, and
+ranking those rows cost 30-80 ms here where counting them cost 3-5 ms.
+
+So when the query's terms together match more than `EXACT_MATCHES` rows (the sum of their
+document frequencies, counted by FTS5 and cached until the index changes), `bm25()` only ranks
+the rows that could make the pool: those holding a rare term (one matching at most
+`EXACT_MATCHES / terms` rows), or at least `m` of the common ones, `m` the smallest number for
+which that set is expected to stay under `EXACT_MATCHES` rows (term occurrences taken as
+independent). Every row ranked is ranked with all the query's terms, exactly as before; a row
+holding fewer common words and no rare one is left out, although `bm25()` could have put it in
+the pool (a very short one, say), which is the price. When the pool comes out short, the exact
+query runs. Stores under `LARGE_STORE` documents (every LoCoMo conversation) never take this
+path.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from cairn.store.base import LexicalDoc, LexicalRow, MemoryFilter
+from cairn.store.sqlite.sql import filter_sql, match_expression
+
+POOL_RANK = "bm25(lexical, 1.0, 0.7, 0.5, 0.3, 0.45)"
+EXACT_MATCHES = 5000
+LARGE_STORE = 50_000  # documents; below this the exact query always runs
+_MAX_COMMON = 6  # at most C(6, 3) = 20 conjunctions in the pruned expression
+
+
+def candidates(
+    conn: sqlite3.Connection,
+    filt: MemoryFilter,
+    terms: Sequence[str],
+    limit: int,
+    cache: dict[Any, Any],
+) -> list[LexicalRow]:
+    distinct = list(dict.fromkeys(terms))
+    if not distinct:
+        return []
+    pruned = _pruned_expression(conn, distinct, cache)
+    everything = _admits_everything(conn, filt, cache)
+    if pruned is not None:
+        rows = _query(conn, filt, distinct, limit, pruned, everything)
+        if len(rows) >= limit:
+            return rows
+    return _query(conn, filt, distinct, limit, None, everything)
+
+
+def _query(
+    conn: sqlite3.Connection,
+    filt: MemoryFilter,
+    terms: list[str],
+    limit: int,
+    pruned: str | None,
+    everything: bool,
+) -> list[LexicalRow]:
+    where, params = filter_sql(filt)
+    source = "lexical JOIN memories m ON m.id = lexical.rowid"
+    if everything:  # no row to refuse: skip looking each match up in `memories`
+        source, where, params = "lexical", "1", ()
+    among, extra = "", []
+    if pruned is not None:
+        # `+` keeps the constraint away from FTS5, so the full query still drives the scan and
+        # `bm25()` runs only on rows that pass it.
+        among = " AND +lexical.rowid IN (SELECT rowid FROM lexical WHERE lexical MATCH ?)"
+        extra = [pruned]
+    # Rank ids alone, then read the text of the winners: sorting every match with its fields in
+    # tow costs more than the second lookup.
+    rows = conn.execute(
+        "SELECT rowid, content, tags, source_ref, reason, context FROM lexical "
+        f"WHERE rowid IN (SELECT lexical.rowid FROM {source} "
+        f"WHERE lexical MATCH ?{among} AND {where} "
+        f"ORDER BY {POOL_RANK} LIMIT ?)",
+        (match_expression(terms), *extra, *params, limit),
+    )
+    return [LexicalRow(row[0], LexicalDoc(*row[1:])) for row in rows]
+
+
+def _pruned_expression(
+    conn: sqlite3.Connection, terms: list[str], cache: dict[Any, Any]
+) -> str | None:
+    """The FTS5 expression of the rows worth ranking, or None when ranking all is cheap."""
+    if len(terms) < 2:
+        return None
+    frequency = {term: _document_frequency(conn, term, cache) for term in terms}
+    if sum(frequency.values()) <= EXACT_MATCHES:
+        return None
+    total = max(_document_count(conn, cache), 1)
+    if total < LARGE_STORE:
+        return None
+    rare = [t for t in terms if frequency[t] <= EXACT_MATCHES / len(terms)]
+    common = sorted((t for t in terms if t not in rare), key=lambda t: frequency[t])
+    common = common[:_MAX_COMMON]
+    parts = [match_expression([term]) for term in rare]
+    if len(common) >= 2:
+        at_least = _smallest_share([frequency[t] / total for t in common], EXACT_MATCHES / total)
+        parts += [
+            "(" + " AND ".join(match_expression([t]) for t in group) + ")"
+            for group in itertools.combinations(common, at_least)
+        ]
+    return " OR ".join(parts) if parts else None
+
+
+def _smallest_share(shares: list[float], budget: float) -> int:
+    """The smallest m >= 2 for which P(a row holds at least m of the terms) <= budget, with
+    each term held independently with its share (the Poisson binomial tail)."""
+    exactly = [1.0]
+    for share in shares:
+        step = [0.0] * (len(exactly) + 1)
+        for count, p in enumerate(exactly):
+            step[count] += p * (1 - share)
+            step[count + 1] += p * share
+        exactly = step
+    for m in range(2, len(shares) + 1):
+        if sum(exactly[m:]) <= budget:
+            return m
+    return len(shares)
+
+
+def _document_frequency(conn: sqlite3.Connection, term: str, cache: dict[Any, Any]) -> int:
+    key = ("fts-df", term)
+    found = cache.get(key)
+    if found is None:
+        found = int(
+            conn.execute(
+                "SELECT count(*) FROM lexical WHERE lexical MATCH ?", (match_expression([term]),)
+            ).fetchone()[0]
+        )
+        cache[key] = found
+    return int(found)
+
+
+def _document_count(conn: sqlite3.Connection, cache: dict[Any, Any]) -> int:
+    found = cache.get(("fts-docs",))
+    if found is None:
+        found = int(conn.execute("SELECT count(*) FROM lexical_lengths").fetchone()[0])
+        cache[("fts-docs",)] = found
+    return int(found)
+
+
+def averages(conn: sqlite3.Connection, filt: MemoryFilter, cache: dict[Any, Any]) -> Any:
+    """(documents the filter admits, average length of each field), cached per filter."""
+    found = cache.get((filt, None))
+    if found is None:
+        where, params = filter_sql(filt)
+        found = conn.execute(
+            "SELECT count(*), avg(l.content), avg(l.tags), avg(l.source_ref), "
+            "avg(l.reason), avg(l.context) "
+            f"FROM lexical_lengths l JOIN memories m ON m.id = l.memory_id WHERE {where}",
+            params,
+        ).fetchone()
+        cache[(filt, None)] = found
+    return found
+
+
+def _admits_everything(conn: sqlite3.Connection, filt: MemoryFilter, cache: dict[Any, Any]) -> bool:
+    """Whether every indexed document passes the filter (one project, nothing retired yet)."""
+    return int(averages(conn, filt, cache)[0]) == _document_count(conn, cache)
+
+
+def document_frequencies(
+    conn: sqlite3.Connection, filt: MemoryFilter, terms: Sequence[str], cache: dict[Any, Any]
+) -> dict[str, int]:
+    """Documents holding each term among those the filter admits, cached per (filter, term).
+
+    When the filter admits every document, FTS5 counts a term's doclist alone; otherwise each
+    match is looked up in `memories` (tens of ms for a common word at 100k)."""
+    everything = _admits_everything(conn, filt, cache)
+    where, params = filter_sql(filt)
+    found: dict[str, int] = {}
+    for term in dict.fromkeys(terms):
+        count = cache.get((filt, term))
+        if count is None:
+            if everything:
+                count = _document_frequency(conn, term, cache)
+            else:
+                count = conn.execute(
+                    "SELECT count(*) FROM lexical JOIN memories m ON m.id = lexical.rowid "
+                    f"WHERE lexical MATCH ? AND {where}",
+                    (match_expression([term]), *params),
+                ).fetchone()[0]
+            cache[(filt, term)] = count
+        found[term] = int(count)
+    return found

@@ -1,0 +1,114 @@
+"""PostgreSQL at scale, on small data: window vectors through their own HNSW index (the plan
+shows it), the same answers as an exact search, and the bulk load that builds indexes once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import psycopg
+import pytest
+
+from cairn.store.base import MemoryFilter
+from cairn.store.bulk import BulkMemory
+from cairn.store.bulk_load import bulk_add
+from cairn.store.postgres import PostgresStore
+from cairn.store.postgres import vectors as pg_vectors
+from cairn.store.postgres.bulk import finish_bulk
+from storekit import SCOPE, doc, new_memory
+
+pytestmark = pytest.mark.postgres
+DIMS = 8
+
+
+@pytest.fixture
+def pg(postgres_database_url: str) -> Iterator[PostgresStore]:
+    opened = PostgresStore(postgres_database_url)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def _unit(rng: np.random.Generator) -> np.ndarray:  # type: ignore[type-arg]
+    v = rng.standard_normal(DIMS).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def _fill(pg: PostgresStore) -> dict[int, np.ndarray]:  # type: ignore[type-arg]
+    """60 memories; every third has a window vector, which is what a window search must use."""
+    rng = np.random.default_rng(5)
+    searched: dict[int, np.ndarray] = {}  # type: ignore[type-arg]
+    with pg.transaction():
+        for n in range(60):
+            memory_id = pg.add_memory(new_memory(content=f"m{n}"))
+            own = _unit(rng)
+            pg.put_vector(memory_id, "e/8", own)
+            searched[memory_id] = own
+            if n % 3 == 0:
+                window = _unit(rng)
+                pg.put_window(memory_id, "e/8", window)
+                searched[memory_id] = window
+    pg.maintain()
+    return searched
+
+
+def test_window_search_answers_what_an_exact_search_answers(pg: PostgresStore) -> None:
+    searched = _fill(pg)
+    rng = np.random.default_rng(9)
+    for _ in range(5):
+        query = _unit(rng)
+        found = pg.window_similarities(MemoryFilter((SCOPE,)), "e/8", query, 10, [])
+        exact = sorted(searched, key=lambda i: -float(searched[i] @ query))[:10]
+        assert sorted(found) == sorted(exact)
+        for memory_id, similarity in found.items():
+            assert similarity == pytest.approx(float(searched[memory_id] @ query), abs=1e-5)
+
+
+def test_the_plan_of_a_window_search_uses_both_hnsw_indexes(
+    pg: PostgresStore, postgres_database_url: str
+) -> None:
+    _fill(pg)
+    query = pg_vectors.vector_param(np.ones(DIMS, np.float32) / np.sqrt(DIMS))
+    with psycopg.connect(postgres_database_url, autocommit=True) as conn:
+        conn.execute("SET enable_seqscan = off; SET hnsw.iterative_scan = relaxed_order")
+        for table, extra, name in (
+            ("windows", pg_vectors._HAS_VECTOR, pg_vectors.index_name("e/8", DIMS, "windows")),
+            ("vectors", pg_vectors._NO_WINDOW, pg_vectors.index_name("e/8", DIMS)),
+        ):
+            statement = pg_vectors._nearest_sql(
+                "e/8", DIMS, f"m.scope = '{SCOPE}'", indexed=True, table=table, extra=extra
+            )
+            plan = conn.execute(
+                b"EXPLAIN " + statement.as_bytes(conn), {"query": query, "k": 10}
+            ).fetchall()
+            assert name in " ".join(str(row[0]) for row in plan)
+        kinds = conn.execute("SELECT kind, identity FROM vector_indexes ORDER BY kind").fetchall()
+    assert kinds == [("vectors", "e/8"), ("windows", "e/8")]
+
+
+def test_a_bulk_load_builds_each_index_once_at_the_end(
+    pg: PostgresStore, postgres_database_url: str
+) -> None:
+    rng = np.random.default_rng(2)
+    items = [
+        BulkMemory(new_memory(content=f"bulk {n}"), _unit(rng), doc(f"bulk {n}"), {"n": n})
+        for n in range(30)
+    ]
+    ids = bulk_add(pg, "e/8", items)
+    assert ids == sorted(ids) and len(set(ids)) == 30
+    with psycopg.connect(postgres_database_url, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM vector_indexes").fetchone() == (0,)
+        assert finish_bulk(pg) == 1
+        assert conn.execute("SELECT kind FROM vector_indexes").fetchall() == [("vectors",)]
+        events = conn.execute(
+            "SELECT count(*) FROM events e JOIN memories m ON m.source_event_id = e.id"
+            " WHERE e.memory_id = m.id AND e.kind = 'remember'"
+        ).fetchone()
+    assert events == (30,)
+    # The binary COPY of the vectors gives every float32 back bit for bit.
+    assert np.array_equal(pg.get_vectors([ids[4]], "e/8")[ids[4]], items[4].vector)
+    stored = pg.get_memories([ids[4]])[0]
+    assert stored.content == "bulk 4"
+    assert pg.nearest(MemoryFilter((SCOPE,)), "e/8", items[4].vector, 1)[0][0] == ids[4]
+    assert pg.lexical_candidates(MemoryFilter((SCOPE,)), ["4"], 5)[0].memory_id == ids[4]
