@@ -19,8 +19,9 @@ from cairn.embeddings.base import Vector
 from cairn.store.base import LEXICAL_FIELDS
 from cairn.store.postgres import lexical
 from cairn.store.postgres.connection import Conn
-from cairn.store.postgres.rows import new_memory_params
+from cairn.store.postgres.dialect import POSTGRES
 from cairn.store.postgres.vectors import build_missing_indexes
+from cairn.store.sql.rows import new_memory_params
 
 if TYPE_CHECKING:
     from cairn.store.bulk import BulkMemory
@@ -60,7 +61,7 @@ def bulk_add(store: PostgresStore, identity: str, items: Sequence[BulkMemory]) -
     with store._db.transaction() as conn:
         ids = _ids(conn, "memories_id_seq", len(items))
         events = _ids(conn, "events_id_seq", len(items))
-        params = [new_memory_params(item.memory) for item in items]
+        params = [new_memory_params(POSTGRES, item.memory) for item in items]
         columns = ["id", *params[0]]
         with conn.cursor().copy(f"COPY memories ({', '.join(columns)}) FROM STDIN") as copy:
             for n, row in enumerate(params):

@@ -17,8 +17,9 @@ import numpy as np
 
 from cairn.models import NewMemory
 from cairn.store.base import LEXICAL_FIELDS
+from cairn.store.sql.rows import encode_value
 from cairn.store.sqlite.connection import BUMP_LEXGEN
-from cairn.store.sqlite.rows import dump_payload, encode_value
+from cairn.store.sqlite.dialect import SQLITE
 from cairn.timeutil import to_micros
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def _encoded(memory: NewMemory, *, source_event_id: int) -> list[Any]:
         if name == "source_event_id":
             value = source_event_id
         elif name not in _PLAIN:
-            value = "[]" if value == () else encode_value(name, value)
+            value = "[]" if value == () else encode_value(SQLITE, name, value)
         out.append(value)
     return out
 
@@ -69,7 +70,7 @@ def bulk_add(store: SqliteStore, identity: str, items: Sequence[BulkMemory]) -> 
             "payload) VALUES (?, 'remember', ?, NULL, ?, ?, ?, ?)",
             [
                 (first_event + n, it.memory.scope, to_micros(it.memory.written_at),
-                 it.memory.integration, ids[n], dump_payload(it.event))
+                 it.memory.integration, ids[n], SQLITE.json(dict(it.event)))
                 for n, it in enumerate(items)
             ],
         )  # fmt: skip
