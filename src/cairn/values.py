@@ -107,6 +107,7 @@ class _Side:
     words: frozenset[str]  # every word, casefolded
     tokens: frozenset[str]  # every token, casefolded
     negated: bool
+    sequence: tuple[str, ...]  # every word, casefolded, in the order written
 
     @cached_property
     def stems(self) -> frozenset[str]:
@@ -156,9 +157,9 @@ def _side(text: str) -> _Side:
     for key in list(weak):
         if key in strong:
             del weak[key]
-    words = frozenset(w.casefold() for w in _PARTS.split(text) if w)
+    sequence = tuple(w.casefold() for w in _PARTS.split(text) if w)
     negated = _NEGATION.search(text) is not None
-    return _Side(strong, weak, words, frozenset(tokens), negated)
+    return _Side(strong, weak, frozenset(sequence), frozenset(tokens), negated, sequence)
 
 
 def _kind(token: str) -> str | None:
@@ -196,8 +197,23 @@ def _present(key: str, token: str, other: _Side) -> bool:
     if any(ch.isdigit() for ch in key):
         return False
     parts = [p for p in _PARTS.split(key) if p]
-    # `read-only` and `read only`, `max_retries` and `max retries`: the same words.
-    return bool(parts) and all(p in other.words or stem(p) in other.stems for p in parts)
+    # `read-only` and `read only`, `max_retries` and `max retries`: the same words, in the
+    # same order (`db-blue` and `blue-db` are two identifiers).
+    if not parts or not all(p in other.words or stem(p) in other.stems for p in parts):
+        return False
+    return len(parts) == 1 or _in_order(parts, other.sequence)
+
+
+def _in_order(parts: list[str], sequence: tuple[str, ...]) -> bool:
+    """Whether the words `parts` stand next to each other, in this order, in `sequence`."""
+    wanted = [stem(p) for p in parts]
+    for start in range(len(sequence) - len(parts) + 1):
+        if all(
+            sequence[start + n] == part or stem(sequence[start + n]) == wanted[n]
+            for n, part in enumerate(parts)
+        ):
+            return True
+    return False
 
 
 def _starts_sentence(text: str, start: int) -> bool:

@@ -127,3 +127,14 @@ def test_any_changed_version_or_identifier_is_a_value_change(
     template: str, old: str, new: str
 ) -> None:
     assert value_diff(template.format(old), template.format(new)).changed == (old != new)
+
+
+def test_an_identifier_with_its_parts_swapped_is_another_identifier() -> None:
+    # Hypothesis found this pair reported unchanged: each part was present on the other side.
+    assert value_diff("Deploys go through aaaaa-aaaaaaaa first.",
+                      "Deploys go through aaaaaaaa-aaaaa first.").changed  # fmt: skip
+    assert value_diff(
+        "The primary database is db-blue.", "The primary database is blue-db."
+    ).changed
+    assert not value_diff("The table is read-only.", "The table is read only.").changed
+    assert not value_diff("Raise max_retries to 5.", "Raise the max retries to 5.").changed
