@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from cairn import Cairn
+from cairn.adapters.app.bench import SCOPE, bench_app, fill, pages
 from cairn.adapters.cli import main
-from cairn.bench.app import SCOPE, bench_app, fill, pages
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
 

@@ -267,8 +267,8 @@ def _sizes(text: str) -> list[int]:
 def app_bench(sizes: str, requests: int, as_json: bool) -> None:
     """The app's server time per page (list, filtered, searched, card) at growing store sizes,
     on stores filled with pre-computed real vectors."""
+    from cairn.adapters.app.bench import bench_app
     from cairn.adapters.cli_progress import say
-    from cairn.bench.app import bench_app
     from cairn.embeddings import make_embedder
 
     counts = [int(s) for s in sizes.split(",") if s.strip()]

@@ -1,4 +1,5 @@
-"""`cairn bench app`: the app's server time per page as the store grows.
+"""`cairn bench app`: the app's server time per page as the store grows (here, beside the app,
+since nothing outside the adapters may import them).
 
 Each size gets a fresh store filled in bulk through the store with pre-computed vectors (a
 pool of real embeddings, reused: the fill measures nothing, so it should not wait for the
