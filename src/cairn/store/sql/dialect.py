@@ -212,20 +212,11 @@ class Sql:
             return run.count(sql, params)
 
     def select_in(
-        self,
-        sql: str,
-        column: str,
-        values: Sequence[Any],
-        kind: str = "bigint",
-        *,
-        before: Sequence[Any] = (),
-        after: Sequence[Any] = (),
+        self, sql: str, column: str, values: Sequence[Any], kind: str = "bigint", **around: Any
     ) -> list[Any]:
-        """`Run.select_in` on a connection of its own."""
+        """`Run.select_in` (and its `before`, `after`) on a connection of its own."""
         with self.db.connection() as conn:
-            return Run(conn, self.dialect).select_in(
-                sql, column, values, kind, before=before, after=after
-            )
+            return Run(conn, self.dialect).select_in(sql, column, values, kind, **around)
 
 
 def assignments(changes: Mapping[str, Any], allowed: frozenset[str], what: str) -> str:
