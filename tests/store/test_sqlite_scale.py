@@ -329,3 +329,17 @@ def test_bulk_add_stores_what_add_memory_stores(tmp_path: Path) -> None:
     event = store.get_events([second.source_event_id or 0])[0]
     assert (event.kind, event.memory_id, dict(event.payload)) == ("remember", bulk, {"k": 1})
     assert store.filter_ids(active(tags=("db",)), [one_by_one, bulk]) == {one_by_one, bulk}
+
+
+def test_average_lengths_are_the_same_with_or_without_the_join(small: SqliteStore) -> None:
+    filt = active("project:a")
+    conn = small._db.get()
+    joined = conn.execute(
+        "SELECT count(*), avg(l.content), avg(l.tags), avg(l.source_ref), avg(l.reason), "
+        "avg(l.context) FROM lexical_lengths l JOIN memories m ON m.id = l.memory_id "
+        "WHERE m.scope = 'project:a' AND m.status = 'active' AND m.until IS NULL"
+    ).fetchone()
+    assert lexical.averages(conn, filt, {}) == pytest.approx(joined)
+    small.update_memory(1, {"status": "retired"})
+    after = lexical.averages(conn, filt, {})
+    assert after[0] == joined[0] - 1

@@ -49,8 +49,15 @@ with Cairn.open(location, settings=Settings.from_env()) as mem:
     first = time.perf_counter()
     for q in queries[1:]:
         mem.recall(q, scope=scope)
+# VmHWM is this process's own high-water mark; ru_maxrss would include the parent's resident
+# memory at the fork (Linux carries it across exec).
+try:
+    hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
+    peak = int(hwm) / 1024
+except (OSError, IndexError):
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"open_ms": (opened - start) * 1000, "first_recall_ms": (first - opened) * 1000,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_rss_mb": peak}))
 """
 
 
