@@ -5,6 +5,7 @@ copy.py`): physical column names, binary vectors, the lexical index."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -15,19 +16,22 @@ from cairn.store.tables import Table, keyset_pages, table_spec
 PAGE = 1000  # rows per page of a dump
 
 
-class SharedCopyRows(MetaRows):
+class SharedCopyRows(MetaRows, ABC):
+    """Each backend's `CopyRows` supplies the three abstract parts: what tables it has, how it
+    reads a page of one in the neutral encoding, and how it moves an id sequence."""
+
     _sql: Sql
 
-    def table_names(self) -> list[str]:
-        raise NotImplementedError
+    @abstractmethod
+    def table_names(self) -> list[str]: ...
 
+    @abstractmethod
     def _dump_page(
         self, spec: Table, after: Sequence[Any] | None, size: int
-    ) -> list[dict[str, Any]]:
-        raise NotImplementedError
+    ) -> list[dict[str, Any]]: ...
 
-    def _move_sequence(self, run: Run, table: str, position: int) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def _move_sequence(self, run: Run, table: str, position: int) -> None: ...
 
     def count_rows(self, table: str) -> int:
         spec = table_spec(table)  # a known table, so its name is safe to splice in

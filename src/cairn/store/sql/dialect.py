@@ -1,7 +1,7 @@
 """What differs between two SQL engines for the queries both backends share.
 
-A shared query is written once, with `?` placeholders, and runs through `Sql`, which applies
-the backend's `Dialect`: its placeholder style, how it encodes times, JSON, lists, flags and
+A shared query is written once, with `?` parameter marks, and runs through `Sql`, which applies
+the backend's `Dialect`: its parameter style, how it encodes times, JSON, lists, flags and
 vectors, how it matches a column against a list of values and how an INSERT reports its id.
 Anything beyond that (full-text search, dense search, locking, DDL) is no dialect's business:
 each backend writes it itself.
@@ -54,7 +54,7 @@ class Dialect(ABC):
 
     @abstractmethod
     def sql(self, text: str) -> str:
-        """A shared statement (`?` placeholders) in this engine's placeholder style."""
+        """A shared statement (`?` marks) in this engine's parameter style."""
 
     @abstractmethod
     def time(self, value: datetime) -> Any: ...

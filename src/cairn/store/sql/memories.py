@@ -8,6 +8,7 @@ vector cache must reload) and `_memories_added` (PostgreSQL refreshes planner st
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
@@ -35,16 +36,17 @@ _COUNTABLE = frozenset({"type", "status", "scope", "durability"})
 FILTERED_COLUMNS = frozenset({"status", "until", "type", "occurred_at", "written_at"})
 
 
-class MemoryRows:
+class MemoryRows(ABC):
     _sql: Sql
 
+    @abstractmethod
     def _write_tags(self, run: Run, memory_id: int, tags: Sequence[str], *, new: bool) -> None:
-        raise NotImplementedError
+        """Store a memory's tags the backend's way (SQLite keeps them in FTS5 too)."""
 
-    def _filtered_columns_changed(self, run: Run) -> None:
+    def _filtered_columns_changed(self, run: Run) -> None:  # noqa: B027 - optional hook
         """A write changed a column in `FILTERED_COLUMNS`, or a copied memory arrived."""
 
-    def _memories_added(self, count: int) -> None:
+    def _memories_added(self, count: int) -> None:  # noqa: B027 - optional hook
         """`count` memories were committed by this process."""
 
     # events -------------------------------------------------------------------------------
