@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -27,6 +29,20 @@ locomo_data_option = click.option(
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Folder of LoCoMo conversation files (*.json).",
 )
+
+
+def locomo_source_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--data (a folder or locomo10.json), --mode and --conversation, for the LoCoMo benches."""
+    for option in reversed((
+        click.option("--data", "data", required=True, type=click.Path(exists=True, path_type=Path),
+                     help="LoCoMo data: a folder of conversation files (*.json) or locomo10.json "
+                     "itself."),
+        click.option("--mode", type=click.Choice(["turns", "observations"]), default="turns"),
+        click.option("--conversation", "conversations", multiple=True,
+                     help="Only these (file stems)."),
+    )):  # fmt: skip
+        command = option(command)
+    return command
 
 
 @bench.command()
@@ -75,15 +91,7 @@ def scale(sizes: str, ops: int, store: str | None, pool: int, as_json: bool) -> 
 
 
 @bench.command()
-@click.option(
-    "--data",
-    "data",
-    required=True,
-    type=click.Path(exists=True, path_type=Path),
-    help="LoCoMo data: a folder of conversation files (*.json) or locomo10.json itself.",
-)
-@click.option("--mode", type=click.Choice(["turns", "observations"]), default="turns")
-@click.option("--conversation", "conversations", multiple=True, help="Only these (file stems).")
+@locomo_source_options
 @click.option("--max-questions", type=int, default=None, help="At most this many per conversation.")
 @click.option(
     "--store",
@@ -130,15 +138,7 @@ def locomo(
 
 
 @bench.command("locomo-fit")
-@click.option(
-    "--data",
-    "data",
-    required=True,
-    type=click.Path(exists=True, path_type=Path),
-    help="LoCoMo data: a folder of conversation files (*.json) or locomo10.json itself.",
-)
-@click.option("--mode", type=click.Choice(["turns", "observations"]), default="turns")
-@click.option("--conversation", "conversations", multiple=True, help="Only these (file stems).")
+@locomo_source_options
 @click.option(
     "--max-questions",
     type=click.IntRange(min=1),
