@@ -15,14 +15,17 @@ from cairn.errors import StoreError
 from cairn.models import Event, Memory
 from cairn.records.code import ActRow, BranchGoal, BriefSession, CitationRow, NewAct, ProposalRow
 from cairn.store.sql.dialect import Dialect, Sql
+from cairn.store.sql.records import Columns
 from cairn.store.sql.rows import EVENT_COLUMNS, MEMORY_COLUMNS, event_from_row, memory_from_row
 
 CITATION_COLUMNS = (
     "memory_id, scope, kind, path, symbol, commit_sha, root, start_line, end_line, digest, "
     "fingerprint, file_hash, created_at"
 )
-ACT_COLUMNS = "id, scope, kind, subject, at, integration, effects, detail, undone_at"
-PROPOSAL_COLUMNS = "id, scope, kind, key, memory_ids, payload, status, created_at, decided_at"
+GOALS = Columns("branch_goals", BranchGoal)
+ACTS = Columns("acts", ActRow)
+NEW_ACTS = Columns("acts", NewAct)
+PROPOSALS = Columns("tidy_proposals", ProposalRow)
 CURRENT = "m.until IS NULL AND m.status IN ('active', 'resting')"
 _CITATION_UPDATES = ", ".join(
     f"{c.strip()} = excluded.{c.strip()}" for c in CITATION_COLUMNS.split(",")[1:]
@@ -104,24 +107,13 @@ class CodeRows:
 
     # branches -----------------------------------------------------------------------------
     def set_branch_goal(self, goal: BranchGoal) -> None:
-        self._sql.run(
-            "INSERT INTO branch_goals (scope, branch, goal, set_at, integration, session_id) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (goal.scope, goal.branch, goal.goal, self._sql.dialect.time(goal.set_at),
-             goal.integration, goal.session_id),
-        )  # fmt: skip
+        self._sql.run(GOALS.insert(), GOALS.values(self._sql.dialect, goal))
 
     def get_branch_goal(self, scope: str, branch: str) -> BranchGoal | None:
         row = self._sql.one(
-            "SELECT scope, branch, goal, set_at, integration, session_id FROM branch_goals "
-            "WHERE scope = ? AND branch = ? ORDER BY id DESC LIMIT 1",
-            (scope, branch),
+            GOALS.select("WHERE scope = ? AND branch = ? ORDER BY id DESC LIMIT 1"), (scope, branch)
         )
-        if row is None:
-            return None
-        return BranchGoal(
-            row[0], row[1], row[2], self._sql.dialect.read_time(row[3]), row[4], row[5]
-        )
+        return None if row is None else GOALS.read(self._sql.dialect, row)
 
     def branch_memories(
         self, scopes: Sequence[str], branch: str, types: Sequence[str], limit: int
@@ -216,26 +208,19 @@ class CodeRows:
 
     # acts ---------------------------------------------------------------------------------
     def add_act(self, act: NewAct) -> int:
-        d = self._sql.dialect
-        return self._sql.insert(
-            "INSERT INTO acts (scope, kind, subject, at, integration, effects, detail) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (act.scope, act.kind, act.subject, d.time(act.at), act.integration,
-             d.json([dict(e) for e in act.effects]), d.json(dict(act.detail))),
-        )  # fmt: skip
+        return self._sql.insert(NEW_ACTS.insert(), NEW_ACTS.values(self._sql.dialect, act))
 
     def get_act(self, act_id: int) -> ActRow | None:
-        row = self._sql.one(f"SELECT {ACT_COLUMNS} FROM acts WHERE id = ?", (act_id,))
-        return None if row is None else _act(self._sql.dialect, row)
+        row = self._sql.one(ACTS.select("WHERE id = ?"), (act_id,))
+        return None if row is None else ACTS.read(self._sql.dialect, row)
 
     def acts_in(self, scope: str, kinds: Sequence[str], limit: int) -> list[ActRow]:
         of_kind, params = self._sql.dialect.among("kind", kinds, "text")
         rows = self._sql.all(
-            f"SELECT {ACT_COLUMNS} FROM acts WHERE scope = ? AND {of_kind} "
-            "ORDER BY id DESC LIMIT ?",
+            ACTS.select(f"WHERE scope = ? AND {of_kind} ORDER BY id DESC LIMIT ?"),
             (scope, *params, limit),
         )
-        return [_act(self._sql.dialect, row) for row in rows]
+        return [ACTS.read(self._sql.dialect, row) for row in rows]
 
     def mark_act_undone(self, act_id: int, at: datetime) -> None:
         self._sql.run(
@@ -319,7 +304,7 @@ class CodeRows:
         """Record a proposal; one already decided (accepted, declined) is returned unchanged."""
         d = self._sql.dialect
         ids, body = d.texts([int(i) for i in memory_ids]), d.json(dict(payload))
-        select = f"SELECT {PROPOSAL_COLUMNS} FROM tidy_proposals WHERE scope = ? AND key = ?"
+        select = PROPOSALS.select("WHERE scope = ? AND key = ?")
         with self._sql.write() as run:
             row = run.one(select, (scope, key))
             if row is None:
@@ -337,22 +322,18 @@ class CodeRows:
             fresh = run.one(select, (scope, key))
         if fresh is None:  # the row was written just above in this transaction
             raise StoreError(f"tidy proposal {scope}/{key} vanished inside its transaction; retry.")
-        return _proposal(d, fresh)
+        return PROPOSALS.read(d, fresh)
 
     def get_proposal(self, proposal_id: int) -> ProposalRow | None:
-        row = self._sql.one(
-            f"SELECT {PROPOSAL_COLUMNS} FROM tidy_proposals WHERE id = ?", (proposal_id,)
-        )
-        return None if row is None else _proposal(self._sql.dialect, row)
+        row = self._sql.one(PROPOSALS.select("WHERE id = ?"), (proposal_id,))
+        return None if row is None else PROPOSALS.read(self._sql.dialect, row)
 
     def proposals(self, scope: str, statuses: Sequence[str]) -> list[ProposalRow]:
         with_status, params = self._sql.dialect.among("status", statuses, "text")
         rows = self._sql.all(
-            f"SELECT {PROPOSAL_COLUMNS} FROM tidy_proposals WHERE scope = ? "
-            f"AND {with_status} ORDER BY id",
-            (scope, *params),
+            PROPOSALS.select(f"WHERE scope = ? AND {with_status} ORDER BY id"), (scope, *params)
         )
-        return [_proposal(self._sql.dialect, row) for row in rows]
+        return [PROPOSALS.read(self._sql.dialect, row) for row in rows]
 
     def set_proposal_status(self, proposal_id: int, status: str, at: datetime | None) -> None:
         self._sql.run(
@@ -371,22 +352,6 @@ def citation_from_row(d: Dialect, row: Sequence[Any]) -> CitationRow:
         line_hashes=tuple(prints.get("lines", ())), before=tuple(prints.get("before", ())),
         after=tuple(prints.get("after", ())), file_hash=file_hash,
         created_at=d.read_time(created),
-    )  # fmt: skip
-
-
-def _act(d: Dialect, row: Sequence[Any]) -> ActRow:
-    aid, scope, kind, subject, at, integration, effects, detail, undone = row
-    return ActRow(
-        int(aid), scope, kind, subject, d.read_time(at), integration,
-        tuple(d.read_json(effects)), dict(d.read_json(detail)), d.read_opt_time(undone),
-    )  # fmt: skip
-
-
-def _proposal(d: Dialect, row: Sequence[Any]) -> ProposalRow:
-    pid, scope, kind, key, ids, payload, status, created, decided = row
-    return ProposalRow(
-        int(pid), scope, kind, key, tuple(int(i) for i in d.read_texts(ids)),
-        dict(d.read_json(payload)), status, d.read_time(created), d.read_opt_time(decided),
     )  # fmt: skip
 
 

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from cairn.records.code import CitationRow
 from cairn.records.lessons import GivenLesson, LessonSession, MuteRule
 from cairn.store.sql.code import CITATION_COLUMNS, CURRENT, citation_from_row, prefixed
-from cairn.store.sql.dialect import Dialect, Sql
+from cairn.store.sql.dialect import Sql
+from cairn.store.sql.records import Columns
 
-MUTE_COLUMNS = "id, scope, kind, value, created_at, integration"
-GIVEN_COLUMNS = "session_key, subject, target, kind, scope, at"
+MUTES = Columns("lesson_mutes", MuteRule)
+GIVEN = Columns("lessons_given", GivenLesson)
+SESSIONS = Columns("lesson_sessions", LessonSession)
 _LIMIT = 200
 
 
@@ -55,22 +56,11 @@ class LessonRows:
             return
         d = self._sql.dialect
         with self._sql.write() as run:
-            run.many(
-                f"INSERT INTO lessons_given ({GIVEN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT DO NOTHING",
-                [(r.session_key, r.subject, r.target, r.kind, r.scope, d.time(r.at)) for r in rows],
-            )
+            run.many(GIVEN.insert(" ON CONFLICT DO NOTHING"), [GIVEN.values(d, r) for r in rows])
 
     def given_lessons(self, session_key: str) -> list[GivenLesson]:
-        rows = self._sql.all(
-            f"SELECT {GIVEN_COLUMNS} FROM lessons_given WHERE session_key = ? ORDER BY at",
-            (session_key,),
-        )
-        read = self._sql.dialect.read_time
-        return [
-            GivenLesson(key, subject, target, kind, scope, read(at))
-            for key, subject, target, kind, scope, at in rows
-        ]
+        rows = self._sql.all(GIVEN.select("WHERE session_key = ? ORDER BY at"), (session_key,))
+        return [GIVEN.read(self._sql.dialect, row) for row in rows]
 
     def forget_given_lessons(self, session_key: str) -> int:
         return self._sql.run("DELETE FROM lessons_given WHERE session_key = ?", (session_key,))
@@ -87,18 +77,14 @@ class LessonRows:
                 (scope, kind, value, d.time(at), integration),
             )
             row = run.one(
-                f"SELECT {MUTE_COLUMNS} FROM lesson_mutes WHERE scope = ? AND kind = ? "
-                "AND value = ?",
-                (scope, kind, value),
+                MUTES.select("WHERE scope = ? AND kind = ? AND value = ?"), (scope, kind, value)
             )
-        return _mute(d, row), added > 0
+        return MUTES.read(d, row), added > 0
 
     def mute_rules(self, scopes: Sequence[str]) -> list[MuteRule]:
         in_scopes, params = self._sql.dialect.among("scope", scopes, "text")
-        rows = self._sql.all(
-            f"SELECT {MUTE_COLUMNS} FROM lesson_mutes WHERE {in_scopes} ORDER BY id", params
-        )
-        return [_mute(self._sql.dialect, row) for row in rows]
+        rows = self._sql.all(MUTES.select(f"WHERE {in_scopes} ORDER BY id"), params)
+        return [MUTES.read(self._sql.dialect, row) for row in rows]
 
     def remove_mute(self, scope: str, kind: str, value: str) -> bool:
         removed = self._sql.run(
@@ -121,18 +107,8 @@ class LessonRows:
         )
 
     def lesson_session(self, session_key: str) -> LessonSession | None:
-        row = self._sql.one(
-            "SELECT session_key, scope, seen_at, changed_at, reminded_at FROM lesson_sessions "
-            "WHERE session_key = ?",
-            (session_key,),
-        )
-        if row is None:
-            return None
-        d = self._sql.dialect
-        key, scope, seen, changed, reminded = row
-        return LessonSession(
-            key, scope, d.read_time(seen), d.read_opt_time(changed), d.read_opt_time(reminded)
-        )
+        row = self._sql.one(SESSIONS.select("WHERE session_key = ?"), (session_key,))
+        return None if row is None else SESSIONS.read(self._sql.dialect, row)
 
     def mark_reminded(self, session_key: str, at: datetime) -> None:
         moment = self._sql.dialect.time(at)
@@ -141,8 +117,3 @@ class LessonRows:
             "ON CONFLICT (session_key) DO UPDATE SET reminded_at = excluded.reminded_at",
             (session_key, moment, moment),
         )
-
-
-def _mute(d: Dialect, row: Sequence[Any]) -> MuteRule:
-    rid, scope, kind, value, created, integration = row
-    return MuteRule(int(rid), scope, kind, value, d.read_time(created), integration)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from cairn.records.pages import Page, PageChunk, PageFile
 from cairn.store.sql.dialect import Run, Sql
+from cairn.store.sql.records import Columns
 
-PAGE_COLUMNS = "id, scope, path, heading, line_start, line_end, text, digest"
+PAGES = Columns("pages", Page)
+FILES = Columns("page_files", PageFile)
 
 
 class PageRows:
@@ -17,10 +18,8 @@ class PageRows:
     _sql: Sql
 
     def page_files(self, scope: str) -> dict[str, PageFile]:
-        rows = self._sql.all(
-            "SELECT path, mtime_ns, size, digest FROM page_files WHERE scope = ?", (scope,)
-        )
-        return {row[0]: PageFile(row[0], int(row[1]), int(row[2]), row[3]) for row in rows}
+        rows = self._sql.all(FILES.select("WHERE scope = ?"), (scope,))
+        return {row[0]: FILES.read(self._sql.dialect, row) for row in rows}
 
     def sync_page_file(self, scope: str, file: PageFile, chunks: Sequence[PageChunk]) -> None:
         with self._sql.write() as run:
@@ -52,17 +51,14 @@ class PageRows:
 
     def pages_in(self, scope: str) -> list[Page]:
         rows = self._sql.all(
-            f"SELECT {PAGE_COLUMNS} FROM pages WHERE scope = ? ORDER BY path, line_start, id",
-            (scope,),
+            PAGES.select("WHERE scope = ? ORDER BY path, line_start, id"), (scope,)
         )
-        return [_page(row) for row in rows]
+        return [PAGES.read(self._sql.dialect, row) for row in rows]
 
     def get_pages(self, ids: Sequence[int]) -> list[Page]:
         wanted = list(dict.fromkeys(ids))
-        rows = self._sql.select_in(
-            f"SELECT {PAGE_COLUMNS} FROM pages WHERE {{among}}", "id", wanted
-        )
-        found = {int(row[0]): _page(row) for row in rows}
+        rows = self._sql.select_in(PAGES.select("WHERE {among}"), "id", wanted)
+        found = {int(row[0]): PAGES.read(self._sql.dialect, row) for row in rows}
         return [found[i] for i in ids if i in found]
 
 
@@ -81,8 +77,3 @@ def _write_chunk(
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         (scope, path, chunk.heading, chunk.line_start, chunk.line_end, chunk.text, chunk.digest),
     )
-
-
-def _page(row: Sequence[Any]) -> Page:
-    page_id, scope, path, heading, line_start, line_end, text, digest = row
-    return Page(int(page_id), scope, path, heading, int(line_start), int(line_end), text, digest)

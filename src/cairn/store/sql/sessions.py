@@ -20,17 +20,15 @@ from cairn.records.sessions import (
     Session,
     StoredAssessment,
 )
-from cairn.store.sql.dialect import Dialect, Sql, assignments
+from cairn.store.sql.dialect import Sql
+from cairn.store.sql.records import Columns
 from cairn.store.sql.rows import EVENT_COLUMNS, MEMORY_COLUMNS, event_from_row, memory_from_row
 
-SESSION_COLUMNS = (
-    "id, scope, task, task_context, status, opened_at, closed_at, integration, branch, episode_id"
-)
-RETRIEVAL_COLUMNS = "id, session_id, at, source, refs, feedback_at"
-ASSESSMENT_COLUMNS = "retrieval_id, session_id, ref, used, effect, at"
-EPISODE_COLUMNS = (
-    "id, session_id, scope, task, outcome, summary, procedure_id, started_at, ended_at"
-)
+SESSIONS = Columns("sessions", Session)
+RETRIEVALS = Columns("retrievals", Retrieval)
+ASSESSMENTS = Columns("assessments", StoredAssessment)
+EPISODES = Columns("episodes", Episode)
+NEW_EPISODES = Columns("episodes", NewEpisode)
 SESSION_UPDATABLE = frozenset({"status", "closed_at", "task_context", "episode_id"})
 
 
@@ -39,62 +37,29 @@ class SessionRows:
 
     # sessions -----------------------------------------------------------------------------
     def add_session(self, session: Session) -> None:
-        d = self._sql.dialect
-        self._sql.run(
-            f"INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                session.id,
-                session.scope,
-                session.task,
-                d.json(dict(session.task_context)),
-                session.status,
-                d.time(session.opened_at),
-                d.opt_time(session.closed_at),
-                session.integration,
-                session.branch,
-                session.episode_id,
-            ),
-        )
+        self._sql.run(SESSIONS.insert(), SESSIONS.values(self._sql.dialect, session))
 
     def get_session(self, session_id: str) -> Session | None:
-        row = self._sql.one(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
-        return None if row is None else _session(self._sql.dialect, row)
+        row = self._sql.one(SESSIONS.select("WHERE id = ?"), (session_id,))
+        return None if row is None else SESSIONS.read(self._sql.dialect, row)
 
     def update_session(self, session_id: str, changes: Mapping[str, Any]) -> None:
-        columns = assignments(changes, SESSION_UPDATABLE, "session")
+        columns, values = SESSIONS.assign(self._sql.dialect, changes, SESSION_UPDATABLE, "session")
         if not columns:
             return
-        d = self._sql.dialect
-        values = [_encode_session(d, column, value) for column, value in changes.items()]
         self._sql.run(f"UPDATE sessions SET {columns} WHERE id = ?", (*values, session_id))
 
     # retrievals and assessments -----------------------------------------------------------
     def add_retrieval(self, retrieval: Retrieval) -> None:
-        d = self._sql.dialect
-        self._sql.run(
-            f"INSERT INTO retrievals ({RETRIEVAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                retrieval.id,
-                retrieval.session_id,
-                d.time(retrieval.at),
-                retrieval.source,
-                d.texts(retrieval.refs),
-                d.opt_time(retrieval.feedback_at),
-            ),
-        )
+        self._sql.run(RETRIEVALS.insert(), RETRIEVALS.values(self._sql.dialect, retrieval))
 
     def get_retrieval(self, retrieval_id: int) -> Retrieval | None:
-        row = self._sql.one(
-            f"SELECT {RETRIEVAL_COLUMNS} FROM retrievals WHERE id = ?", (retrieval_id,)
-        )
-        return None if row is None else _retrieval(self._sql.dialect, row)
+        row = self._sql.one(RETRIEVALS.select("WHERE id = ?"), (retrieval_id,))
+        return None if row is None else RETRIEVALS.read(self._sql.dialect, row)
 
     def session_retrievals(self, session_id: str) -> list[Retrieval]:
-        rows = self._sql.all(
-            f"SELECT {RETRIEVAL_COLUMNS} FROM retrievals WHERE session_id = ? ORDER BY id",
-            (session_id,),
-        )
-        return [_retrieval(self._sql.dialect, row) for row in rows]
+        rows = self._sql.all(RETRIEVALS.select("WHERE session_id = ? ORDER BY id"), (session_id,))
+        return [RETRIEVALS.read(self._sql.dialect, row) for row in rows]
 
     def mark_feedback(self, retrieval_id: int, at: datetime) -> None:
         self._sql.run(
@@ -106,65 +71,42 @@ class SessionRows:
         d = self._sql.dialect
         with self._sql.write() as run:
             row = run.one(
-                f"SELECT {ASSESSMENT_COLUMNS} FROM assessments WHERE retrieval_id = ? AND ref = ?",
+                ASSESSMENTS.select("WHERE retrieval_id = ? AND ref = ?"),
                 (assessment.retrieval_id, assessment.ref),
             )
             run.execute(
-                f"INSERT INTO assessments ({ASSESSMENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (retrieval_id, ref) DO UPDATE SET session_id = excluded.session_id,"
-                " used = excluded.used, effect = excluded.effect, at = excluded.at",
-                (
-                    assessment.retrieval_id,
-                    assessment.session_id,
-                    assessment.ref,
-                    d.flag(assessment.used),
-                    assessment.effect,
-                    d.time(assessment.at),
+                ASSESSMENTS.insert(
+                    " ON CONFLICT (retrieval_id, ref) DO UPDATE SET session_id ="
+                    " excluded.session_id, used = excluded.used, effect = excluded.effect,"
+                    " at = excluded.at"
                 ),
+                ASSESSMENTS.values(d, assessment),
             )
-        return None if row is None else _assessment(d, row)
+        return None if row is None else ASSESSMENTS.read(d, row)
 
     def session_assessments(self, session_id: str) -> list[StoredAssessment]:
         rows = self._sql.all(
-            f"SELECT {ASSESSMENT_COLUMNS} FROM assessments WHERE session_id = ? "
-            "ORDER BY at, retrieval_id, ref",
+            ASSESSMENTS.select("WHERE session_id = ? ORDER BY at, retrieval_id, ref"),
             (session_id,),
         )
-        return [_assessment(self._sql.dialect, row) for row in rows]
+        return [ASSESSMENTS.read(self._sql.dialect, row) for row in rows]
 
     # episodes -----------------------------------------------------------------------------
     def add_episode(self, episode: NewEpisode) -> int:
-        d = self._sql.dialect
         return self._sql.insert(
-            "INSERT INTO episodes (session_id, scope, task, outcome, summary, procedure_id, "
-            "started_at, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                episode.session_id,
-                episode.scope,
-                episode.task,
-                episode.outcome,
-                episode.summary,
-                episode.procedure_id,
-                d.time(episode.started_at),
-                d.time(episode.ended_at),
-            ),
+            NEW_EPISODES.insert(), NEW_EPISODES.values(self._sql.dialect, episode)
         )
 
     def get_episodes(self, ids: Sequence[int]) -> list[Episode]:
-        rows = self._sql.select_in(
-            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {{among}}", "id", ids
-        )
-        found = {int(row[0]): _episode(self._sql.dialect, row) for row in rows}
+        rows = self._sql.select_in(EPISODES.select("WHERE {among}"), "id", ids)
+        found = {int(row[0]): EPISODES.read(self._sql.dialect, row) for row in rows}
         return [found[i] for i in ids if i in found]
 
     def episodes_for_sessions(self, session_ids: Sequence[str]) -> list[Episode]:
         rows = self._sql.select_in(
-            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {{among}} ORDER BY id",
-            "session_id",
-            session_ids,
-            "text",
+            EPISODES.select("WHERE {among} ORDER BY id"), "session_id", session_ids, "text"
         )
-        return [_episode(self._sql.dialect, row) for row in rows]
+        return [EPISODES.read(self._sql.dialect, row) for row in rows]
 
     # relations ----------------------------------------------------------------------------
     def add_relation(self, from_id: int, to_id: int, kind: str, at: datetime) -> None:
@@ -237,47 +179,3 @@ class SessionRows:
             (*params, limit),
         )
         return [memory_from_row(d, row) for row in rows]
-
-
-def _session(d: Dialect, row: Sequence[Any]) -> Session:
-    sid, scope, task, context, status, opened, closed, integration, branch, episode = row
-    return Session(
-        id=sid,
-        scope=scope,
-        task=task,
-        task_context=dict(d.read_json(context)),
-        status=status,
-        opened_at=d.read_time(opened),
-        closed_at=d.read_opt_time(closed),
-        integration=integration,
-        branch=branch,
-        episode_id=episode,
-    )
-
-
-def _encode_session(d: Dialect, column: str, value: Any) -> Any:
-    if column == "task_context":
-        return d.json(dict(value))
-    if column == "closed_at":
-        return d.opt_time(value)
-    return value
-
-
-def _retrieval(d: Dialect, row: Sequence[Any]) -> Retrieval:
-    rid, session_id, at, source, refs, feedback_at = row
-    return Retrieval(
-        rid, session_id, d.read_time(at), source, d.read_texts(refs), d.read_opt_time(feedback_at)
-    )
-
-
-def _assessment(d: Dialect, row: Sequence[Any]) -> StoredAssessment:
-    retrieval_id, session_id, ref, used, effect, at = row
-    return StoredAssessment(retrieval_id, session_id, ref, bool(used), effect, d.read_time(at))
-
-
-def _episode(d: Dialect, row: Sequence[Any]) -> Episode:
-    eid, session_id, scope, task, outcome, summary, procedure_id, started, ended = row
-    return Episode(
-        eid, session_id, scope, task, outcome, summary, procedure_id,
-        d.read_time(started), d.read_time(ended),
-    )  # fmt: skip
