@@ -11,7 +11,7 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 MEMORY_TYPES: tuple[str, ...] = (
     "fact",
@@ -43,15 +43,29 @@ def default_durability(memory_type: str) -> str:
     return "semantic"
 
 
+class Numbered:
+    """A stored, numbered record, named outside the core by its ref `<REF>_<id>` (`mem_12`,
+    `ep_7`), which `refs.py` parses."""
+
+    __slots__ = ()
+    REF: ClassVar[str]
+    id: int
+
+    @property
+    def ref(self) -> str:
+        return f"{self.REF}_{self.id}"
+
+
 Disposition = Literal["created", "matched", "boosted"]
 Citation = Literal["same", "changed", "gone", "unchecked"]
 RecallKind = Literal["memories", "pages", "all"]
 
 
 @dataclass(frozen=True, slots=True)
-class Memory:
+class Memory(Numbered):
     """One stored version of a claim, as the store holds it."""
 
+    REF: ClassVar[str] = "mem"
     id: int
     scope: str
     type: str
@@ -85,10 +99,6 @@ class Memory:
     access_count: int = 0
     last_accessed_at: datetime | None = None
 
-    @property
-    def ref(self) -> str:
-        return f"mem_{self.id}"
-
 
 @dataclass(frozen=True, slots=True)
 class NewMemory:
@@ -118,9 +128,10 @@ class NewMemory:
 
 
 @dataclass(frozen=True, slots=True)
-class Event:
+class Event(Numbered):
     """An append-only record of one call."""
 
+    REF: ClassVar[str] = "evt"
     id: int
     kind: str
     scope: str | None
@@ -129,10 +140,6 @@ class Event:
     integration: str | None
     memory_id: int | None
     payload: Mapping[str, Any]
-
-    @property
-    def ref(self) -> str:
-        return f"evt_{self.id}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
+
+from cairn.models import Numbered
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +61,8 @@ class NewAct:
 
 
 @dataclass(frozen=True, slots=True)
-class ActRow:
+class ActRow(Numbered):
+    REF: ClassVar[str] = "act"
     id: int
     scope: str
     kind: str
@@ -70,13 +73,10 @@ class ActRow:
     detail: Mapping[str, Any]
     undone_at: datetime | None = None
 
-    @property
-    def ref(self) -> str:
-        return f"act_{self.id}"
-
 
 @dataclass(frozen=True, slots=True)
-class ProposalRow:
+class ProposalRow(Numbered):
+    REF: ClassVar[str] = "tidy"
     id: int
     scope: str
     kind: str  # merge | retire | contradiction | skill
@@ -86,10 +86,6 @@ class ProposalRow:
     status: str  # open | accepted | declined | stale
     created_at: datetime
     decided_at: datetime | None = None
-
-    @property
-    def ref(self) -> str:
-        return f"tidy_{self.id}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,9 @@ and their chunks."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
+
+from cairn.models import Numbered
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,9 +32,10 @@ class PageChunk:
 
 
 @dataclass(frozen=True, slots=True)
-class Page:
+class Page(Numbered):
     """An indexed chunk with its ref number (`doc_<id>`)."""
 
+    REF: ClassVar[str] = "doc"
     id: int
     scope: str
     path: str
@@ -40,7 +44,3 @@ class Page:
     line_end: int
     text: str
     digest: str
-
-    @property
-    def ref(self) -> str:
-        return f"doc_{self.id}"

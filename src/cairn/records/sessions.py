@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
-from cairn.models import Contribution, ProcedureEvidence, ProcedureHit
+from cairn.models import Contribution, Numbered, ProcedureEvidence, ProcedureHit
 
 TALLIES: tuple[str, ...] = ("used", "not_used", "helped", "no_effect", "harmed", "unknown")
 
@@ -37,19 +37,16 @@ class Session:
 
 
 @dataclass(frozen=True, slots=True)
-class Retrieval:
+class Retrieval(Numbered):
     """One activate or recall inside a session, and the refs it returned."""
 
+    REF: ClassVar[str] = "ret"
     id: int  # the id of the recall/activate event, so `ret_N` and `evt_N` name the same call
     session_id: str
     at: datetime
     source: str  # activate | recall
     refs: tuple[str, ...]
     feedback_at: datetime | None = None
-
-    @property
-    def ref(self) -> str:
-        return f"ret_{self.id}"
 
     @property
     def needs_feedback(self) -> bool:
@@ -68,7 +65,8 @@ class StoredAssessment:
 
 
 @dataclass(frozen=True, slots=True)
-class Procedure:
+class Procedure(Numbered):
+    REF: ClassVar[str] = "proc"
     id: int
     scope: str
     goal: str
@@ -84,10 +82,6 @@ class Procedure:
     written_at: datetime
     updated_at: datetime
     contributions: tuple[Contribution, ...] = ()  # newest first, at most three
-
-    @property
-    def ref(self) -> str:
-        return f"proc_{self.id}"
 
     def as_hit(
         self, score: float = 0.0, explain: Mapping[str, float] | None = None
@@ -125,9 +119,10 @@ class NewProcedure:
 
 
 @dataclass(frozen=True, slots=True)
-class Episode:
+class Episode(Numbered):
     """A session's record, written when it is committed or ended."""
 
+    REF: ClassVar[str] = "ep"
     id: int
     session_id: str
     scope: str
@@ -137,10 +132,6 @@ class Episode:
     procedure_id: int | None
     started_at: datetime
     ended_at: datetime
-
-    @property
-    def ref(self) -> str:
-        return f"ep_{self.id}"
 
 
 @dataclass(frozen=True, slots=True)
