@@ -8,8 +8,14 @@ recorded version is newer than this code knows is refused rather than guessed at
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
+
+from cairn.errors import StoreError
+from cairn.store.sql.dialect import Run
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
@@ -32,3 +38,37 @@ def load_migrations(package: str) -> list[Migration]:
     if len(set(versions)) != len(versions):
         raise RuntimeError(f"migrations in {package} share a number: {versions}")
     return found
+
+
+def apply_migrations(
+    package: str,
+    transaction: Callable[[], AbstractContextManager[Run]],
+    *,
+    display: str,
+    table: str,
+    run_script: Callable[[Run, str], None],
+    stamp: Callable[[], Any],
+) -> None:
+    """Apply the migrations of `package` that the store has not recorded, each in its own
+    write transaction; `table` is the DDL of `schema_migrations`, `stamp` its `applied_at`."""
+    migrations = load_migrations(package)
+    known = migrations[-1].version if migrations else 0
+    for migration in migrations:
+        with transaction() as run:
+            run.execute(table)
+            row = run.one("SELECT max(version) FROM schema_migrations")
+            current = int(row[0] or 0) if row else 0
+            if current > known:
+                raise StoreError(
+                    f"the store at {display} has schema version {current}, newer than this "
+                    f"cairn knows ({known}); upgrade cairn-memory."
+                )
+            # Membership, not "newer than the highest": a migration numbered below one already
+            # applied (shipped later) must still run.
+            if run.one("SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)):
+                continue
+            run_script(run, migration.sql)
+            run.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, stamp()),
+            )

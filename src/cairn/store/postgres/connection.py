@@ -34,6 +34,7 @@ import hashlib
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -51,8 +52,10 @@ from cairn.errors import (
     StoreFull,
     StoreReadOnly,
 )
-from cairn.store.migrations import load_migrations
+from cairn.store.migrations import apply_migrations
+from cairn.store.postgres.dialect import POSTGRES
 from cairn.store.postgres.options import PoolOptions
+from cairn.store.sql.dialect import Run
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -285,10 +288,15 @@ def migrate(conn: Conn, begin: str, display: str) -> tuple[int, ...]:
     a new store at once apply it once. The connection is closed afterwards.
     """
     with conn:
-        migrations = load_migrations("cairn.store.postgres")
-        known = migrations[-1].version if migrations else 0
-        for migration in migrations:
-            _apply(conn, begin, display, migration.version, migration.name, migration.sql, known)
+        apply_migrations(
+            "cairn.store.postgres",
+            lambda: _locked(conn, begin),
+            display=display,
+            table="CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
+            " name text NOT NULL, applied_at timestamptz NOT NULL)",
+            run_script=lambda run, sql: _run_migration(conn, display, sql),
+            stamp=lambda: datetime.now(UTC),
+        )
         row = conn.execute(
             "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
         ).fetchone()
@@ -301,33 +309,12 @@ def migrate(conn: Conn, begin: str, display: str) -> tuple[int, ...]:
     return version
 
 
-def _apply(
-    conn: Conn, begin: str, display: str, version: int, name: str, sql: str, known: int
-) -> None:
+@contextmanager
+def _locked(conn: Conn, begin: str) -> Iterator[Run]:
+    """A transaction of `conn` under the write lock (`begin` takes it)."""
     conn.execute(begin)
     try:
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            " version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)"
-        )
-        row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
-        current = int(row[0] or 0) if row else 0
-        if current > known:
-            raise StoreError(
-                f"the store at {display} has schema version {current}, newer than this cairn "
-                f"knows ({known}); upgrade cairn-memory."
-            )
-        # Membership, not "newer than the highest": a migration numbered below one already
-        # applied (shipped later) must still run.
-        applied = conn.execute(
-            "SELECT 1 FROM schema_migrations WHERE version = %s", (version,)
-        ).fetchone()
-        if applied is None:
-            _run_migration(conn, display, sql)
-            conn.execute(
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (%s, %s, now())",
-                (version, name),
-            )
+        yield Run(conn, POSTGRES)
         conn.execute("COMMIT")
     except BaseException:
         _rollback(conn)

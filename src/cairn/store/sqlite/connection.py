@@ -16,7 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cairn.errors import StoreError, StoreForeign, StoreReadOnly
-from cairn.store.migrations import load_migrations
+from cairn.store.migrations import apply_migrations
+from cairn.store.sql.dialect import Run
+from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.errors import translate
 
 # Every change to the lexical index bumps `lexgen`, so cached BM25 statistics go stale at once.
@@ -24,6 +26,11 @@ BUMP_LEXGEN = (
     "INSERT INTO meta (key, value) VALUES ('lexgen', '1') "
     "ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
 )
+# A change the dense caches cannot patch bumps `epoch` (they reload); a rewritten window row
+# bumps `window_rev` (they patch the rows past it).
+_BUMP = "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = "
+BUMP_EPOCH = _BUMP + "'epoch'"
+BUMP_WINDOW_REV = _BUMP + "'window_rev'"
 
 
 class Connections:
@@ -138,35 +145,25 @@ def _rollback(conn: sqlite3.Connection) -> None:
 
 def migrate(connections: Connections) -> None:
     """Apply the numbered migrations this code ships that the file has not recorded yet."""
-    conn = connections.get()
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+
+    @contextmanager
+    def transaction() -> Iterator[Run]:
+        with connections.transaction() as conn:
+            yield Run(conn, SQLITE)
+
+    def run_script(run: Run, sql: str) -> None:
+        for statement in _statements(sql):
+            run.conn.execute(statement)
+
+    apply_migrations(
+        "cairn.store.sqlite",
+        transaction,
+        display=connections.path,
+        table="CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+        run_script=run_script,
+        stamp=lambda: datetime.now(UTC).isoformat(),
     )
-    migrations = load_migrations("cairn.store.sqlite")
-    known = migrations[-1].version if migrations else 0
-    for migration in migrations:
-        with connections.transaction() as tx:
-            row = tx.execute("SELECT max(version) FROM schema_migrations").fetchone()
-            current = row[0] or 0
-            if current > known:
-                raise StoreError(
-                    f"the store at {connections.path} has schema version {current}, newer than "
-                    f"this cairn knows ({known}); upgrade cairn-memory."
-                )
-            # Membership, not "newer than the highest": a migration numbered below one already
-            # applied (shipped later) must still run.
-            applied = tx.execute(
-                "SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)
-            ).fetchone()
-            if applied is not None:
-                continue
-            for statement in _statements(migration.sql):
-                tx.execute(statement)
-            tx.execute(
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                (migration.version, migration.name, datetime.now(UTC).isoformat()),
-            )
 
 
 def _refuse_foreign(conn: sqlite3.Connection, path: str) -> None:
