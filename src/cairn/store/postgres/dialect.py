@@ -61,6 +61,9 @@ class PostgresDialect(Dialect):
     ) -> tuple[str, list[Any]]:
         return f"{column} = ANY(?::{kind}[])", [list(values)]
 
+    def overlaps(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
+        return f"{column} && ?::bigint[]", [list(values)]
+
     def advance_sequence(self, run: Run, table: str, row_id: int) -> None:
         run.execute(
             f"SELECT setval('{table}_id_seq', greatest(?, s.last_value)) FROM {table}_id_seq s",

@@ -22,12 +22,11 @@ log (`pg_wal`), WAL archives, replicas and backups, which no command here can re
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import psycopg.errors
 
 from cairn.errors import StoreError
 from cairn.store.postgres.connection import Conn, Database
+from cairn.store.sql.erase import SharedErase
 
 # Every table a purge writes to: the memory rows, their events, and the derived rows below.
 TOUCHED_TABLES = (
@@ -42,21 +41,14 @@ TOUCHED_TABLES = (
 )
 # What erases the bytes VACUUM leaves (README, purge): rewrites each table and its indexes.
 VACUUM_FULL = f"VACUUM FULL {', '.join(TOUCHED_TABLES)}, pg_statistic"
-# Rows keyed by memory id that hold a memory's text or an image of it (vectors).
-_PER_MEMORY = ("vectors", "windows", "lexical", "memory_tags", "citations")
 
 
-class EraseRows:
+class EraseRows(SharedErase):
     _db: Database
-
-    def erase_memories(self, memory_ids: Sequence[int]) -> None:
-        ids = sorted(set(memory_ids))
-        if not ids:
-            return
-        with self._db.transaction() as conn:
-            for table in _PER_MEMORY:
-                conn.execute(f"DELETE FROM {table} WHERE memory_id = ANY(%s::bigint[])", (ids,))
-            conn.execute("DELETE FROM tidy_proposals WHERE memory_ids && %s::bigint[]", (ids,))
+    _PER_MEMORY = tuple(
+        (table, "memory_id")
+        for table in ("vectors", "windows", "lexical", "memory_tags", "citations")
+    )
 
     def erase_freed(self) -> None:
         if self._db.in_transaction:

@@ -42,6 +42,8 @@ class Database(Protocol):
 
     def transaction(self) -> AbstractContextManager[Any]: ...
 
+    def close(self) -> None: ...
+
 
 class Dialect(ABC):
     """How one engine spells and encodes what the shared queries need."""
@@ -92,6 +94,11 @@ class Dialect(ABC):
     ) -> tuple[str, list[Any]]:
         """`column` is one of `values` (at most `chunk` of them): the condition and its
         parameters. `kind` is the values' SQL type, for engines that need a typed array."""
+
+    @abstractmethod
+    def overlaps(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
+        """The list column `column` (of ints) holds one of `values`: the condition, its
+        parameters."""
 
     @abstractmethod
     def has_glob(self, column: str) -> str:

@@ -60,6 +60,10 @@ class SqliteDialect(Dialect):
     ) -> tuple[str, list[Any]]:
         return f"{column} IN ({', '.join('?' for _ in values)})", list(values)
 
+    def overlaps(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
+        marks = ", ".join("?" for _ in values)
+        return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE value IN ({marks}))", list(values)
+
     def advance_sequence(self, run: Run, table: str, row_id: int) -> None:
         return  # AUTOINCREMENT keeps later ids above every id inserted
 

@@ -24,39 +24,31 @@ so its first purge also rebuilds the file once (VACUUM, with its temporary copy 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 
 from cairn.errors import StoreBusy, StoreError
+from cairn.store.sql.dialect import Run
+from cairn.store.sql.erase import SharedErase
 from cairn.store.sqlite import dense_files
-from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections
-from cairn.store.sqlite.sql import chunks
+from cairn.store.sqlite.connection import BUMP_EPOCH, BUMP_LEXGEN, Connections
 
 
-class EraseRows:
+class EraseRows(SharedErase):
     _db: Connections
+    _PER_MEMORY = (
+        ("vectors", "memory_id"),
+        ("windows", "memory_id"),
+        ("lexical", "rowid"),
+        ("lexical_lengths", "memory_id"),
+        ("memory_tags", "memory_id"),
+        ("citations", "memory_id"),
+    )
 
-    def erase_memories(self, memory_ids: Sequence[int]) -> None:
-        ids = sorted(set(memory_ids))
-        if not ids:
-            return
-        with self._db.transaction() as conn:
-            for chunk in chunks(ids):
-                marks = ", ".join("?" for _ in chunk)
-                for table, column in _PER_MEMORY:
-                    conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)
-                conn.execute(
-                    "DELETE FROM tidy_proposals WHERE EXISTS (SELECT 1 FROM "
-                    f"json_each(tidy_proposals.memory_ids) WHERE value IN ({marks}))",
-                    chunk,
-                )
-            conn.execute("INSERT INTO lexical (lexical) VALUES ('optimize')")
-            conn.execute(BUMP_LEXGEN)
-            # Vectors and windows left: the dense caches reload, and their files go.
-            conn.execute(
-                "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
-                "WHERE key = 'epoch'"
-            )
-            dense_files.drop(self._db.path)
+    def _erased(self, run: Run) -> None:
+        run.execute("INSERT INTO lexical (lexical) VALUES ('optimize')")
+        run.execute(BUMP_LEXGEN)
+        # Vectors and windows left: the dense caches reload, and their files go.
+        run.execute(BUMP_EPOCH)
+        dense_files.drop(self._db.path)
 
     def erase_freed(self) -> None:
         if self._db.path == ":memory:":
@@ -81,17 +73,6 @@ class EraseRows:
             f"text ({why}): close the other processes using the store. SQLite empties the log "
             "when the last connection to it closes; the next purge finishes the rest."
         )
-
-
-# Rows keyed by memory id that hold a memory's text or an image of it (vectors).
-_PER_MEMORY = (
-    ("vectors", "memory_id"),
-    ("windows", "memory_id"),
-    ("lexical", "rowid"),
-    ("lexical_lengths", "memory_id"),
-    ("memory_tags", "memory_id"),
-    ("citations", "memory_id"),
-)
 
 
 def _meta(conn: sqlite3.Connection, key: str) -> str | None:
