@@ -35,7 +35,6 @@ from cairn.store.postgres.connection import Conn, Database
 from cairn.store.sql.copy import SharedCopyRows
 from cairn.store.sql.dialect import Run
 from cairn.store.tables import (
-    TABLES,
     Table,
     neutral_row,
     parse_time,
@@ -104,14 +103,7 @@ _TO_DB: dict[str, Callable[[Any], Any]] = {
 
 class CopyRows(SharedCopyRows):
     _db: Database
-
-    def table_names(self) -> list[str]:
-        with self._db.connection() as conn:
-            rows = conn.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
-            ).fetchall()
-        present = {str(row[0]) for row in rows}
-        return [spec.name for spec in TABLES if spec.name in present]
+    _LIST_TABLES = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
 
     def _dump_page(
         self, spec: Table, after: Sequence[Any] | None, size: int

@@ -15,7 +15,6 @@ does by itself.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
 from cairn.embeddings.base import Vector
@@ -88,9 +87,6 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
     def options(self) -> PoolOptions:
         return self._db.options
 
-    def close(self) -> None:
-        self._db.close()
-
     def integrity_problems(self) -> tuple[list[str], list[str]]:
         """(problems, notes on what could not be checked); see `integrity.py`."""
         return integrity.integrity_problems(self._db)
@@ -98,14 +94,6 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
     def maintain(self) -> None:
         with self._db.connection() as conn:
             conn.execute("ANALYZE")
-
-    def transaction(self) -> AbstractContextManager[None]:
-        return self._tx()
-
-    @contextmanager
-    def _tx(self) -> Iterator[None]:
-        with self._db.transaction():
-            yield
 
     # hooks of the shared memory rows -----------------------------------------------------
     def _write_tags(self, run: Run, memory_id: int, tags: Sequence[str], *, new: bool) -> None:

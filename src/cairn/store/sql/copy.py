@@ -11,19 +11,22 @@ from typing import Any
 
 from cairn.store.sql.dialect import Run, Sql
 from cairn.store.sql.meta import MetaRows
-from cairn.store.tables import Table, keyset_pages, table_spec
+from cairn.store.tables import TABLES, Table, keyset_pages, table_spec
 
 PAGE = 1000  # rows per page of a dump
 
 
 class SharedCopyRows(MetaRows, ABC):
-    """Each backend's `CopyRows` supplies the three abstract parts: what tables it has, how it
-    reads a page of one in the neutral encoding, and how it moves an id sequence."""
+    """Each backend's `CopyRows` supplies the query that lists its tables and the two abstract
+    parts: how it reads a page of one in the neutral encoding, and how it moves an id
+    sequence."""
 
     _sql: Sql
+    _LIST_TABLES: str  # the names of the tables in the store's schema
 
-    @abstractmethod
-    def table_names(self) -> list[str]: ...
+    def table_names(self) -> list[str]:
+        present = {str(row[0]) for row in self._sql.all(self._LIST_TABLES)}
+        return [spec.name for spec in TABLES if spec.name in present]
 
     @abstractmethod
     def _dump_page(

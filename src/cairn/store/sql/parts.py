@@ -3,6 +3,9 @@ beside its own context, copy and erase parts. It needs `self._sql` and the `_wri
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from cairn.store.sql.browse import BrowseRows
 from cairn.store.sql.code import CodeRows
 from cairn.store.sql.lessons import LessonRows
@@ -15,4 +18,10 @@ from cairn.store.sql.sessions import SessionRows
 class SharedRows(
     MemoryRows, SessionRows, ProcedureRows, CodeRows, LessonRows, PageRows, BrowseRows
 ):
-    pass
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._sql.db.transaction():
+            yield
+
+    def close(self) -> None:
+        self._sql.db.close()

@@ -15,7 +15,7 @@ import numpy as np
 from cairn.embeddings.base import Vector
 from cairn.store.base import MemoryFilter
 from cairn.store.sql.neighbours import NeighbourRows
-from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections
+from cairn.store.sqlite.connection import BUMP_EPOCH, BUMP_LEXGEN, BUMP_WINDOW_REV, Connections
 from cairn.store.sqlite.sql import marks
 from cairn.store.sqlite.vectors import VectorIndex
 
@@ -30,10 +30,7 @@ class ContextRows(NeighbourRows):
     def put_window(self, memory_id: int, identity: str, vector: Vector) -> None:
         blob = np.asarray(vector, dtype=np.float32).tobytes()
         with self._db.transaction() as conn:
-            conn.execute(
-                "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
-                "WHERE key = 'window_rev'"
-            )
+            conn.execute(BUMP_WINDOW_REV)
             conn.execute(
                 "INSERT OR REPLACE INTO windows (memory_id, identity, vector, rev) VALUES "
                 "(?, ?, ?, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'window_rev'))",
@@ -45,10 +42,7 @@ class ContextRows(NeighbourRows):
             cur = conn.execute("DELETE FROM windows WHERE memory_id = ?", (memory_id,))
             if cur.rowcount:
                 # The cache cannot patch a row back to its own vector; reload it.
-                conn.execute(
-                    "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
-                    "WHERE key = 'epoch'"
-                )
+                conn.execute(BUMP_EPOCH)
 
     def window_similarities(
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int, include: Sequence[int]

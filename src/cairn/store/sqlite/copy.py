@@ -21,8 +21,8 @@ from cairn.errors import InvalidInput
 from cairn.store.base import LEXICAL_FIELDS
 from cairn.store.sql.copy import SharedCopyRows
 from cairn.store.sql.dialect import Run
-from cairn.store.sqlite.connection import Connections
-from cairn.store.sqlite.sql import chunks
+from cairn.store.sqlite.connection import BUMP_EPOCH, Connections
+from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.tables import (
     TABLES,
     Table,
@@ -42,7 +42,6 @@ _CACHED = frozenset({"memories", "vectors", "windows"})
 # Columns only this backend stores, and the value a loaded row gets: a loaded window is not a
 # rewrite the cache must patch (the epoch bump makes caches reload in full).
 _EXTRA: dict[str, dict[str, Any]] = {"windows": {"rev": 0}}
-_BUMP_EPOCH = "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'epoch'"
 
 
 def _json_text(value: Any) -> str:
@@ -79,11 +78,7 @@ _TO_DB: dict[str, Callable[[Any], Any]] = {
 
 class CopyRows(SharedCopyRows):
     _db: Connections
-
-    def table_names(self) -> list[str]:
-        rows = self._db.get().execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        present = {str(row[0]) for row in rows}
-        return [spec.name for spec in TABLES if spec.name in present]
+    _LIST_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
 
     def _dump_page(
         self, spec: Table, after: Sequence[Any] | None, size: int
@@ -119,11 +114,11 @@ class CopyRows(SharedCopyRows):
             if spec.name == "memories":
                 _write_tags(conn, [int(row["id"]) for row in rows])
             if spec.name in _CACHED:
-                conn.execute(_BUMP_EPOCH)
+                conn.execute(BUMP_EPOCH)
 
     def finish_load(self) -> None:
         with self._db.transaction() as conn:
-            conn.execute(_BUMP_EPOCH)
+            conn.execute(BUMP_EPOCH)
 
     def sequences(self) -> dict[str, int]:
         rows = self._db.get().execute("SELECT name, seq FROM sqlite_sequence").fetchall()
@@ -156,10 +151,10 @@ def _load_lexical(conn: sqlite3.Connection, values: list[list[Any]]) -> None:
 
 
 def _write_tags(conn: sqlite3.Connection, ids: list[int]) -> None:
-    for chunk in chunks(ids):
-        marks = ", ".join("?" for _ in chunk)
+    for chunk in SQLITE.chunks(ids):
+        among, params = SQLITE.among("m.id", chunk)
         conn.execute(
             "INSERT OR IGNORE INTO memory_tags (memory_id, tag) SELECT m.id, t.value"
-            f" FROM memories m, json_each(m.tags) t WHERE m.id IN ({marks})",
-            chunk,
+            f" FROM memories m, json_each(m.tags) t WHERE {among}",
+            params,
         )

@@ -1,19 +1,15 @@
 """SQL fragments the SQLite store's own queries (dense and lexical search) are built from: a
 `MemoryFilter` as a WHERE clause (the shared one, `cairn.store.sql.filters`), an FTS5 match
-expression, placeholder lists and id chunks."""
+expression and placeholder lists. Id chunks are the dialect's (`SQLITE.chunks`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 from cairn.store.base import MemoryFilter
 from cairn.store.sql.filters import filter_sql as shared_filter_sql
 from cairn.store.sqlite.dialect import SQLITE
-
-T = TypeVar("T")
-
-CHUNK = 500  # keeps `IN (...)` lists under SQLite's variable limit
 
 
 def filter_sql(filt: MemoryFilter) -> tuple[str, tuple[Any, ...]]:
@@ -28,9 +24,3 @@ def match_expression(terms: Sequence[str]) -> str:
 
 def marks(values: Sequence[object]) -> str:
     return ", ".join("?" for _ in values)
-
-
-def chunks(ids: Sequence[T]) -> Iterator[list[T]]:
-    items = list(ids)
-    for start in range(0, len(items), CHUNK):
-        yield items[start : start + CHUNK]

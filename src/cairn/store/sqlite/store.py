@@ -6,7 +6,6 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import numpy as np
@@ -22,13 +21,19 @@ from cairn.store.base import (
 from cairn.store.sql.dialect import Run, Sql
 from cairn.store.sql.parts import SharedRows
 from cairn.store.sqlite import lexical
-from cairn.store.sqlite.connection import BUMP_LEXGEN, Connections, ensure_parent, migrate
+from cairn.store.sqlite.connection import (
+    BUMP_EPOCH,
+    BUMP_LEXGEN,
+    Connections,
+    ensure_parent,
+    migrate,
+)
 from cairn.store.sqlite.context import ContextRows
 from cairn.store.sqlite.copy import CopyRows
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.erase import EraseRows
 from cairn.store.sqlite.errors import translate
-from cairn.store.sqlite.sql import chunks, marks
+from cairn.store.sqlite.sql import marks
 from cairn.store.sqlite.vectors import VectorIndex
 
 _STATS_CACHE_MAX = 50_000
@@ -59,21 +64,10 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
     def location(self) -> str:
         return self._path
 
-    def close(self) -> None:
-        self._db.close()
-
-    def transaction(self) -> AbstractContextManager[None]:
-        return self._tx()
-
     def maintain(self) -> None:
         with self._db.transaction() as conn:
             conn.execute("INSERT INTO lexical (lexical) VALUES ('optimize')")
         self._db.get().execute("PRAGMA optimize")
-
-    @contextmanager
-    def _tx(self) -> Iterator[None]:
-        with self._db.transaction():
-            yield
 
     # hooks of the shared memory rows -----------------------------------------------------
     def _write_tags(self, run: Run, memory_id: int, tags: Sequence[str], *, new: bool) -> None:
@@ -93,9 +87,7 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
         self._bump_epoch()  # the vector cache reloads
 
     def _bump_epoch(self) -> None:
-        self._db.get().execute(
-            "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'epoch'"
-        )
+        self._db.get().execute(BUMP_EPOCH)
 
     # vectors ------------------------------------------------------------------------------
     def put_vector(self, memory_id: int, identity: str, vector: Vector) -> None:
@@ -120,16 +112,13 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
             self._bump_epoch()
 
     def get_vectors(self, ids: Sequence[int], identity: str) -> dict[int, Vector]:
-        found: dict[int, Vector] = {}
-        for chunk in chunks(ids):
-            rows = self._db.get().execute(
-                f"SELECT memory_id, vector FROM vectors WHERE identity = ? "
-                f"AND memory_id IN ({marks(chunk)})",
-                (identity, *chunk),
-            )
-            for memory_id, blob in rows:
-                found[memory_id] = np.frombuffer(blob, dtype=np.float32)
-        return found
+        rows = self._sql.select_in(
+            "SELECT memory_id, vector FROM vectors WHERE identity = ? AND {among}",
+            "memory_id",
+            ids,
+            before=(identity,),
+        )
+        return {int(memory_id): SQLITE.read_vector(blob) for memory_id, blob in rows}
 
     def nearest(
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int
