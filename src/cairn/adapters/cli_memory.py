@@ -21,6 +21,7 @@ from cairn.adapters.cli_common import (
     session_option,
     stdin_text,
 )
+from cairn.adapters.mcp_render import link_lines
 from cairn.errors import InvalidInput, NotFound
 from cairn.models import GetResult, MemoryRecord, RecallResult
 from cairn.stats import page_lines
@@ -233,12 +234,8 @@ def print_record(record: MemoryRecord) -> None:
         f"  source_ref: {m.source_ref or '-'}"
     )
     click.echo(f"  tags: {', '.join(m.tags) or '-'}  reason: {m.reason or '-'}")
-    if record.retire_reason:
-        click.echo(f"  retired because: {record.retire_reason}")
-    if record.may_update:
-        click.echo(f"  may update: {', '.join(record.may_update)}")
-    if record.may_be_updated_by:
-        click.echo(f"  may be updated by: {', '.join(record.may_be_updated_by)}")
+    for line in link_lines(record):
+        click.echo(line)
     click.echo(
         f"  cited {m.cited}  confirmed {m.confirmed}  contradicted {m.contradicted}"
         f"  accessed {m.access_count}"

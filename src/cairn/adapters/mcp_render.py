@@ -139,12 +139,7 @@ def _record(record: MemoryRecord) -> str:
         f"  reason: {m.reason or '-'}",
         f"  cited {m.cited} confirmed {m.confirmed} contradicted {m.contradicted}",
     ]
-    if record.retire_reason:
-        lines.append(f"  retired because: {record.retire_reason}")
-    if record.may_update:
-        lines.append(f"  may update: {', '.join(record.may_update)}")
-    if record.may_be_updated_by:
-        lines.append(f"  may be updated by: {', '.join(record.may_be_updated_by)}")
+    lines += link_lines(record)
     lines += [f"  | {line}" for line in m.content.splitlines() or [""]]
     lines += [
         f"  replaced {e.ref}"
@@ -154,6 +149,16 @@ def _record(record: MemoryRecord) -> str:
     ]
     lines += [f"  replaced by {e.ref}: {clip(e.summary)}" for e in record.replaced_by_chain]
     return "\n".join(lines)
+
+
+def link_lines(record: MemoryRecord) -> list[str]:
+    """Why a memory rests and which memories it may update or be updated by (CLI and MCP)."""
+    links = [
+        ("retired because", record.retire_reason),
+        ("may update", ", ".join(record.may_update)),
+        ("may be updated by", ", ".join(record.may_be_updated_by)),
+    ]
+    return [f"  {label}: {value}" for label, value in links if value]
 
 
 def stats(result: Mapping[str, Any]) -> str:
