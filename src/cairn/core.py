@@ -429,20 +429,13 @@ def _hit(
 ) -> Hit:
     memory = scored.memory
     checked = citation(memory) if citation is not None else UNCHECKED
-    return Hit(
-        ref=memory.ref,
-        kind="memory",
-        summary=memory.summary,
-        score=round(scored.score, 6),
+    return Hit.of_memory(
+        memory,
+        scored.score,
+        preview=CONTENT_PREVIEW,
         weak=scored.weak,
-        source_ref=memory.source_ref,
         citation=checked.status,
         citation_lines=checked.lines,
-        until=memory.until,
-        type=memory.type,
-        scope=memory.scope,
-        content=memory.content[:CONTENT_PREVIEW],
-        occurred_at=memory.occurred_at,
         explain=dict(scored.parts) if explain else None,
         conflicts_with=(conflicts or {}).get(memory.id, ()),
         resting=memory.status == "resting",

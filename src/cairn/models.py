@@ -228,6 +228,35 @@ class Hit:
     def memory_id(self) -> str:
         return self.ref
 
+    @classmethod
+    def of_memory(
+        cls,
+        memory: Memory,
+        score: float,
+        *,
+        preview: int,
+        weak: bool = False,
+        citation: str = "unchecked",
+        **more: Any,
+    ) -> Hit:
+        """A memory as a hit: where it stands, and its content cut to `preview` characters;
+        `more` sets the fields only some answers carry (explain, provenance, conflicts...)."""
+        return cls(
+            ref=memory.ref,
+            kind="memory",
+            summary=memory.summary,
+            score=round(score, 6),
+            weak=weak,
+            source_ref=memory.source_ref,
+            citation=citation,
+            until=memory.until,
+            type=memory.type,
+            scope=memory.scope,
+            content=memory.content[:preview],
+            occurred_at=memory.occurred_at,
+            **more,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Provenance:

@@ -91,20 +91,7 @@ class RetrievalTools(CodeTools):
         nearest = self._ctx.store.nearest(filt, embedder.identity, vector, count)
         memories = {m.id: m for m in self._ctx.store.get_memories([i for i, _ in nearest])}
         return [
-            Hit(
-                ref=memory.ref,
-                kind="memory",
-                summary=memory.summary,
-                score=round(similarity, 6),
-                weak=False,
-                source_ref=memory.source_ref,
-                citation="unchecked",
-                until=memory.until,
-                type=memory.type,
-                scope=memory.scope,
-                content=memory.content[:PAGE_PREVIEW],
-                occurred_at=memory.occurred_at,
-            )
+            Hit.of_memory(memory, similarity, preview=PAGE_PREVIEW)
             for memory_id, similarity in nearest
             if (memory := memories.get(memory_id)) is not None
         ]

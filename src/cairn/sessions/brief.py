@@ -183,28 +183,17 @@ def _hits(
     ctx: Context, ranked: Sequence[Scored], scope: str, conflicts: Mapping[int, tuple[str, ...]]
 ) -> list[Hit]:
     sources = provenance(ctx, [s.memory for s in ranked], scope)
-    hits = []
-    for scored in ranked:
-        m = scored.memory
-        hits.append(
-            Hit(
-                ref=m.ref,
-                kind="memory",
-                summary=m.summary,
-                score=round(scored.score, 6),
-                weak=scored.weak,
-                source_ref=m.source_ref,
-                citation="unchecked",
-                until=m.until,
-                type=m.type,
-                scope=m.scope,
-                content=m.content[:CONTENT_PREVIEW],
-                occurred_at=m.occurred_at,
-                provenance=sources.get(m.ref),
-                conflicts_with=conflicts.get(m.id, ()),
-            )
+    return [
+        Hit.of_memory(
+            scored.memory,
+            scored.score,
+            preview=CONTENT_PREVIEW,
+            weak=scored.weak,
+            provenance=sources.get(scored.memory.ref),
+            conflicts_with=conflicts.get(scored.memory.id, ()),
         )
-    return hits
+        for scored in ranked
+    ]
 
 
 def _pack(
