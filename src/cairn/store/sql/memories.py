@@ -18,6 +18,7 @@ from cairn.models import Event, Memory, NewEvent, NewMemory
 from cairn.store.base import COUNTER_FIELDS, UPDATABLE_FIELDS, MemoryFilter
 from cairn.store.sql.dialect import Run, Sql, assignments
 from cairn.store.sql.filters import filter_sql
+from cairn.store.sql.records import Columns
 from cairn.store.sql.rows import (
     EVENT_COLUMNS,
     MEMORY_COLUMNS,
@@ -34,6 +35,7 @@ _BEFORE_ALL_IDS = -(2**63)
 _COUNTABLE = frozenset({"type", "status", "scope", "durability"})
 # Changing these columns changes what a dense or lexical filter admits.
 FILTERED_COLUMNS = frozenset({"status", "until", "type", "occurred_at", "written_at"})
+NEW_EVENTS = Columns("events", NewEvent)
 
 
 class MemoryRows(ABC):
@@ -51,13 +53,7 @@ class MemoryRows(ABC):
 
     # events -------------------------------------------------------------------------------
     def add_event(self, event: NewEvent) -> int:
-        d = self._sql.dialect
-        return self._sql.insert(
-            "INSERT INTO events (kind, scope, session_id, at, integration, memory_id, payload)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (event.kind, event.scope, event.session_id, d.time(event.at), event.integration,
-             event.memory_id, d.json(dict(event.payload))),
-        )  # fmt: skip
+        return self._sql.insert(NEW_EVENTS.insert(), NEW_EVENTS.values(self._sql.dialect, event))
 
     def get_events(self, ids: Sequence[int]) -> list[Event]:
         rows = self._sql.select_in(f"SELECT {EVENT_COLUMNS} FROM events WHERE {{among}}", "id", ids)

@@ -16,6 +16,7 @@ from cairn.errors import InvalidInput
 from cairn.models import Contribution, ProcedureEvidence
 from cairn.records.sessions import TALLIES, NewProcedure, Procedure
 from cairn.store.sql.dialect import Dialect, Sql, assignments
+from cairn.store.sql.records import Columns
 
 PROCEDURE_COLUMNS = (
     "id, scope, goal, summary, context, steps, caveats, outcome, outcome_summary, session_id, "
@@ -23,6 +24,7 @@ PROCEDURE_COLUMNS = (
 )
 PROCEDURE_UPDATABLE = frozenset({"outcome", "outcome_summary", "updated_at"})
 CONTRIBUTIONS_SHOWN = 3
+NEW_PROCEDURES = Columns("procedures", NewProcedure)
 
 
 class ProcedureRows:
@@ -30,24 +32,10 @@ class ProcedureRows:
 
     def add_procedure(self, procedure: NewProcedure) -> int:
         d = self._sql.dialect
+        # A new procedure was last updated when it was written.
         return self._sql.insert(
-            "INSERT INTO procedures (scope, goal, summary, context, steps, caveats, outcome, "
-            "outcome_summary, session_id, content_hash, written_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                procedure.scope,
-                procedure.goal,
-                procedure.summary,
-                d.json(dict(procedure.context)),
-                d.texts(procedure.steps),
-                d.texts(procedure.caveats),
-                procedure.outcome,
-                procedure.outcome_summary,
-                procedure.session_id,
-                procedure.content_hash,
-                d.time(procedure.written_at),
-                d.time(procedure.written_at),
-            ),
+            NEW_PROCEDURES.insert(also=("updated_at",)),
+            [*NEW_PROCEDURES.values(d, procedure), d.time(procedure.written_at)],
         )
 
     def get_procedures(self, ids: Sequence[int]) -> list[Procedure]:

@@ -50,10 +50,12 @@ class Columns(Generic[R]):
         """`SELECT <columns> FROM <table> <rest>`."""
         return f"SELECT {self.columns} FROM {self.table} {rest}"
 
-    def insert(self, rest: str = "") -> str:
-        """`INSERT INTO <table> (<columns>) VALUES (?, ...)`, then `rest` (an ON CONFLICT)."""
-        marks = ", ".join("?" for _ in self.names)
-        return f"INSERT INTO {self.table} ({self.columns}) VALUES ({marks}){rest}"
+    def insert(self, rest: str = "", *, also: tuple[str, ...] = ()) -> str:
+        """`INSERT INTO <table> (<columns>, <also>) VALUES (?, ...)`, then `rest` (an ON
+        CONFLICT); the values of `also` follow the record's."""
+        names = (*self.names, *also)
+        marks = ", ".join("?" for _ in names)
+        return f"INSERT INTO {self.table} ({', '.join(names)}) VALUES ({marks}){rest}"
 
     def assign(
         self, d: Dialect, changes: Mapping[str, Any], allowed: frozenset[str], what: str
