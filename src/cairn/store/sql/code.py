@@ -16,7 +16,7 @@ from cairn.models import Event, Memory
 from cairn.records.code import ActRow, BranchGoal, BriefSession, CitationRow, NewAct, ProposalRow
 from cairn.store.sql.dialect import Dialect, Sql
 from cairn.store.sql.records import Columns
-from cairn.store.sql.rows import EVENT_COLUMNS, MEMORY_COLUMNS, event_from_row, memory_from_row
+from cairn.store.sql.rows import EVENTS, MEMORY_COLUMNS, memory_from_row
 
 CITATION_COLUMNS = (
     "memory_id, scope, kind, path, symbol, commit_sha, root, start_line, end_line, digest, "
@@ -201,10 +201,10 @@ class CodeRows:
         of_kind, kind_params = d.among("kind", kinds, "text")
         where, params = _scoped(d, "scope", scopes)
         rows = self._sql.all(
-            f"SELECT {EVENT_COLUMNS} FROM events WHERE {of_kind} AND {where} ORDER BY id",
+            f"SELECT {EVENTS.columns} FROM events WHERE {of_kind} AND {where} ORDER BY id",
             (*kind_params, *params),
         )
-        return [event_from_row(d, row) for row in rows]
+        return [EVENTS.read(d, row) for row in rows]
 
     # acts ---------------------------------------------------------------------------------
     def add_act(self, act: NewAct) -> int:

@@ -18,12 +18,11 @@ from cairn.models import Event, Memory, NewEvent, NewMemory
 from cairn.store.base import COUNTER_FIELDS, UPDATABLE_FIELDS, MemoryFilter
 from cairn.store.sql.dialect import Run, Sql, assignments
 from cairn.store.sql.filters import filter_sql
-from cairn.store.sql.records import Columns
 from cairn.store.sql.rows import (
-    EVENT_COLUMNS,
+    EVENTS,
     MEMORY_COLUMNS,
+    NEW_EVENTS,
     encode_value,
-    event_from_row,
     full_memory_params,
     memory_from_row,
     new_memory_params,
@@ -35,7 +34,6 @@ _BEFORE_ALL_IDS = -(2**63)
 _COUNTABLE = frozenset({"type", "status", "scope", "durability"})
 # Changing these columns changes what a dense or lexical filter admits.
 FILTERED_COLUMNS = frozenset({"status", "until", "type", "occurred_at", "written_at"})
-NEW_EVENTS = Columns("events", NewEvent)
 
 
 class MemoryRows(ABC):
@@ -56,15 +54,17 @@ class MemoryRows(ABC):
         return self._sql.insert(NEW_EVENTS.insert(), NEW_EVENTS.values(self._sql.dialect, event))
 
     def get_events(self, ids: Sequence[int]) -> list[Event]:
-        rows = self._sql.select_in(f"SELECT {EVENT_COLUMNS} FROM events WHERE {{among}}", "id", ids)
-        found = {int(row[0]): event_from_row(self._sql.dialect, row) for row in rows}
+        rows = self._sql.select_in(
+            f"SELECT {EVENTS.columns} FROM events WHERE {{among}}", "id", ids
+        )
+        found = {int(row[0]): EVENTS.read(self._sql.dialect, row) for row in rows}
         return [found[i] for i in ids if i in found]
 
     def events_for_memories(
         self, memory_ids: Sequence[int], *, limit: int
     ) -> dict[int, list[Event]]:
         rows = self._sql.select_in(
-            f"SELECT {EVENT_COLUMNS} FROM (SELECT {EVENT_COLUMNS}, row_number() OVER "
+            f"SELECT {EVENTS.columns} FROM (SELECT {EVENTS.columns}, row_number() OVER "
             "(PARTITION BY memory_id ORDER BY id DESC) AS n FROM events "
             "WHERE {among}) AS e WHERE n <= ? ORDER BY memory_id, id DESC",
             "memory_id",
@@ -73,7 +73,7 @@ class MemoryRows(ABC):
         )
         found: dict[int, list[Event]] = {}
         for row in rows:
-            found.setdefault(int(row[6]), []).append(event_from_row(self._sql.dialect, row))
+            found.setdefault(int(row[6]), []).append(EVENTS.read(self._sql.dialect, row))
         return found
 
     def redact_events(self, memory_id: int, *, note: str) -> int:
@@ -84,9 +84,9 @@ class MemoryRows(ABC):
 
     def iter_events(self) -> Iterator[Event]:
         def read(row: Any) -> Event:
-            return event_from_row(self._sql.dialect, row)
+            return EVENTS.read(self._sql.dialect, row)
 
-        return self._pages_of(f"SELECT {EVENT_COLUMNS} FROM events", read, lambda e: e.id)
+        return self._pages_of(f"SELECT {EVENTS.columns} FROM events", read, lambda e: e.id)
 
     # memories -----------------------------------------------------------------------------
     def add_memory(self, memory: NewMemory) -> int:
@@ -184,14 +184,9 @@ class MemoryRows(ABC):
             self._filtered_columns_changed(run)
 
     def import_event(self, event: Event) -> None:
-        d = self._sql.dialect
         with self._sql.write() as run:
-            run.execute(
-                f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (event.id, event.kind, event.scope, event.session_id, d.time(event.at),
-                 event.integration, event.memory_id, d.json(dict(event.payload))),
-            )  # fmt: skip
-            d.advance_sequence(run, "events", event.id)
+            run.execute(EVENTS.insert(), EVENTS.values(run.dialect, event))
+            run.dialect.advance_sequence(run, "events", event.id)
 
     def _pages_of(
         self, select: str, read: Callable[[Any], T], key: Callable[[T], int]

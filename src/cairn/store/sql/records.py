@@ -5,8 +5,9 @@
 each value's encoding are written once instead of per query. A column is encoded and decoded
 by its kind through the dialect (`time`: `d.time` / `d.read_time`, `json`, `texts`, `ints`,
 `bool`); NULL stays NULL. A JSON list comes back as a tuple and an object as a dict, as the
-frozen records hold them. The memory rows, which a recall reads by the dozen, keep their own
-decoders built once per dialect (`store/sql/rows.py`).
+frozen records hold them. The coders are looked up once per dialect, and a record whose fields
+are the columns in order is built positionally. The memory rows keep codecs of their own
+(`store/sql/rows.py`): their evidence JSON keeps its key order, and a recall reads dozens.
 """
 
 from __future__ import annotations
@@ -20,24 +21,25 @@ from cairn.store.sql.dialect import Dialect, assignments
 from cairn.store.tables import table_spec
 
 R = TypeVar("R")
+Coders = tuple[Callable[[Any], Any] | None, ...]
 
 
 class Columns(Generic[R]):
-    """The columns of `table` that are fields of `record` (or the ones `names` lists)."""
+    """The columns of `table` that are fields of `record`, in the table's order."""
 
-    __slots__ = ("_kinds", "columns", "kinds", "names", "record", "table")
+    __slots__ = ("_coders", "_kinds", "_positional", "columns", "kinds", "names", "record", "table")
 
-    def __init__(self, table: str, record: type[R], names: str | None = None) -> None:
+    def __init__(self, table: str, record: type[R]) -> None:
         spec = table_spec(table)
         kinds = {column.name: column.kind for column in spec.columns}
         own = {f.name: f for f in fields(record)}  # type: ignore[arg-type]
-        chosen = names.split() if names else [c.name for c in spec.columns if c.name in own]
+        chosen = [c.name for c in spec.columns if c.name in own]
         missing = [
             name
             for name, f in own.items()
             if name not in chosen and f.default is MISSING and f.default_factory is MISSING
         ]
-        if missing or not set(chosen) <= set(kinds):
+        if missing:
             raise ValueError(f"{record.__name__} does not match {table}'s columns: {missing}")
         self.table = spec.name
         self.record = record
@@ -45,6 +47,9 @@ class Columns(Generic[R]):
         self.columns = ", ".join(chosen)
         self.kinds = kinds
         self._kinds = tuple(kinds[name] for name in chosen)
+        # A record whose fields are the columns in order is built positionally (cheaper).
+        self._positional = self.names == tuple(own)
+        self._coders: dict[Dialect, tuple[Coders, Coders]] = {}
 
     def select(self, rest: str) -> str:
         """`SELECT <columns> FROM <table> <rest>`."""
@@ -66,18 +71,31 @@ class Columns(Generic[R]):
         return columns, [encode(d, self.kinds[name], value) for name, value in changes.items()]
 
     def values(self, d: Dialect, record: R) -> list[Any]:
+        writers = self._coders_for(d)[0]
         return [
-            encode(d, kind, getattr(record, name))
-            for name, kind in zip(self.names, self._kinds, strict=True)
+            value if value is None or write is None else write(value)
+            for write, value in zip(writers, (getattr(record, n) for n in self.names), strict=True)
         ]
 
     def read(self, d: Dialect, row: Sequence[Any]) -> R:
-        return self.record(
-            **{
-                name: decode(d, kind, value)
-                for name, kind, value in zip(self.names, self._kinds, row, strict=True)
-            }
-        )
+        readers = self._coders_for(d)[1]
+        values = [
+            value if value is None or read is None else read(value)
+            for read, value in zip(readers, row, strict=True)
+        ]
+        if self._positional:
+            return self.record(*values)
+        return self.record(**dict(zip(self.names, values, strict=True)))
+
+    def _coders_for(self, d: Dialect) -> tuple[Coders, Coders]:
+        """Per column, the dialect's encoder and decoder (None: the value passes unchanged)."""
+        found = self._coders.get(d)
+        if found is None:
+            known = codecs(d)
+            writers = tuple(known[kind][0] if kind in known else None for kind in self._kinds)
+            readers = tuple(known[kind][1] if kind in known else None for kind in self._kinds)
+            found = self._coders[d] = (writers, readers)
+        return found
 
 
 Codec = tuple[Callable[[Any], Any], Callable[[Any], Any]]  # (encode, decode) of a non-NULL value
@@ -107,12 +125,6 @@ def encode(d: Dialect, kind: str, value: Any) -> Any:
     """One value as a column of `kind` stores it."""
     codec = codecs(d).get(kind)
     return value if value is None or codec is None else codec[0](value)
-
-
-def decode(d: Dialect, kind: str, value: Any) -> Any:
-    """One stored value of a column of `kind`, as a record holds it."""
-    codec = codecs(d).get(kind)
-    return value if value is None or codec is None else codec[1](value)
 
 
 def _plain(value: Any) -> Any:

@@ -13,8 +13,9 @@ from dataclasses import fields
 from functools import cache
 from typing import Any
 
-from cairn.models import Event, Memory, NewMemory
+from cairn.models import Event, Memory, NewEvent, NewMemory
 from cairn.store.sql.dialect import Dialect
+from cairn.store.sql.records import Columns
 
 MEMORY_COLUMNS = (
     "id, scope, type, content, summary, durability, weight, tags, reason, source_ref, pinned, "
@@ -22,7 +23,8 @@ MEMORY_COLUMNS = (
     "content_hash, written_at, occurred_at, until, replaces, replaced_by, status, confirmed, "
     "cited, contradicted, evidence, last_cited_at, access_count, last_accessed_at"
 )
-EVENT_COLUMNS = "id, kind, scope, session_id, at, integration, memory_id, payload"
+EVENTS = Columns("events", Event)
+NEW_EVENTS = Columns("events", NewEvent)
 MEMORY_FIELDS = tuple(name.strip() for name in MEMORY_COLUMNS.split(","))
 
 _TIME_FIELDS = frozenset(
@@ -84,17 +86,3 @@ def encode_value(d: Dialect, column: str, value: Any) -> Any:
     if column == "weight":
         return float(value)
     return value
-
-
-def event_from_row(d: Dialect, row: Any) -> Event:
-    eid, kind, scope, session_id, at, integration, memory_id, payload = row
-    return Event(
-        id=eid,
-        kind=kind,
-        scope=scope,
-        session_id=session_id,
-        at=d.read_time(at),
-        integration=integration,
-        memory_id=memory_id,
-        payload=dict(d.read_json(payload)),
-    )

@@ -22,7 +22,7 @@ from cairn.records.sessions import (
 )
 from cairn.store.sql.dialect import Sql
 from cairn.store.sql.records import Columns
-from cairn.store.sql.rows import EVENT_COLUMNS, MEMORY_COLUMNS, event_from_row, memory_from_row
+from cairn.store.sql.rows import EVENTS, MEMORY_COLUMNS, memory_from_row
 
 SESSIONS = Columns("sessions", Session)
 RETRIEVALS = Columns("retrievals", Retrieval)
@@ -137,21 +137,21 @@ class SessionRows:
         d = self._sql.dialect
         bound, params = ("", ()) if at is None else (" AND at <= ?", (d.time(at),))
         rows = self._sql.all(
-            f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = ?{bound} "
+            f"SELECT {EVENTS.columns} FROM events WHERE scope = ?{bound} "
             "ORDER BY at DESC, id DESC LIMIT ?",
             (scope, *params, limit),
         )
-        return [event_from_row(d, row) for row in rows]
+        return [EVENTS.read(d, row) for row in rows]
 
     def trace_after(self, scope: str, at: datetime, limit: int) -> list[Event]:
         """Events of the scope strictly after `at`, oldest first."""
         d = self._sql.dialect
         rows = self._sql.all(
-            f"SELECT {EVENT_COLUMNS} FROM events WHERE scope = ? AND at > ? "
+            f"SELECT {EVENTS.columns} FROM events WHERE scope = ? AND at > ? "
             "ORDER BY at, id LIMIT ?",
             (scope, d.time(at), limit),
         )
-        return [event_from_row(d, row) for row in rows]
+        return [EVENTS.read(d, row) for row in rows]
 
     # brief selections ---------------------------------------------------------------------
     def select_memories(
