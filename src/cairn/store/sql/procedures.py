@@ -25,6 +25,7 @@ PROCEDURE_COLUMNS = (
 PROCEDURE_UPDATABLE = frozenset({"outcome", "outcome_summary", "updated_at"})
 CONTRIBUTIONS_SHOWN = 3
 NEW_PROCEDURES = Columns("procedures", NewProcedure)
+CONTRIBUTIONS = Columns("procedure_contributions", Contribution)
 
 
 class ProcedureRows:
@@ -91,17 +92,8 @@ class ProcedureRows:
         self, procedure_id: int, session_id: str | None, contribution: Contribution
     ) -> None:
         self._sql.run(
-            "INSERT INTO procedure_contributions (procedure_id, session_id, effect, "
-            "contribution, outcome, outcome_summary, occurred_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                procedure_id,
-                session_id,
-                contribution.effect,
-                contribution.contribution,
-                contribution.outcome,
-                contribution.outcome_summary,
-                self._sql.dialect.time(contribution.occurred_at),
-            ),
+            CONTRIBUTIONS.insert(also=("procedure_id", "session_id")),
+            [*CONTRIBUTIONS.values(self._sql.dialect, contribution), procedure_id, session_id],
         )
 
     def put_procedure_vector(self, procedure_id: int, identity: str, vector: Vector) -> None:
@@ -125,17 +117,16 @@ class ProcedureRows:
     def _with_contributions(self, rows: Sequence[Sequence[Any]]) -> list[Procedure]:
         d = self._sql.dialect
         found = self._sql.select_in(
-            "SELECT procedure_id, effect, contribution, outcome, outcome_summary, occurred_at "
-            "FROM procedure_contributions WHERE {among} "
-            "ORDER BY procedure_id, occurred_at DESC, id DESC",
+            f"SELECT procedure_id, {CONTRIBUTIONS.columns} FROM procedure_contributions "
+            "WHERE {among} ORDER BY procedure_id, occurred_at DESC, id DESC",
             "procedure_id",
             [int(row[0]) for row in rows],
         )
         recent: dict[int, list[Contribution]] = {}
-        for pid, effect, kind, outcome, summary, at in found:
+        for pid, *contribution in found:
             shown = recent.setdefault(int(pid), [])
             if len(shown) < CONTRIBUTIONS_SHOWN:
-                shown.append(Contribution(effect, kind, outcome, summary, d.read_time(at)))
+                shown.append(CONTRIBUTIONS.read(d, contribution))
         return [_procedure(d, row, recent.get(int(row[0]), [])) for row in rows]
 
 
