@@ -105,14 +105,7 @@ class ProcedureRows:
         )
 
     def get_procedure_vectors(self, ids: Sequence[int], identity: str) -> dict[int, Vector]:
-        rows = self._sql.select_in(
-            "SELECT procedure_id, vector FROM procedure_vectors WHERE identity = ? AND {among}",
-            "procedure_id",
-            ids,
-            before=(identity,),
-        )
-        read = self._sql.dialect.read_vector
-        return {int(pid): read(values) for pid, values in rows}
+        return plain_vectors(self._sql, "procedure_vectors", "procedure_id", ids, identity)
 
     def _with_contributions(self, rows: Sequence[Sequence[Any]]) -> list[Procedure]:
         d = self._sql.dialect
@@ -128,6 +121,20 @@ class ProcedureRows:
             if len(shown) < CONTRIBUTIONS_SHOWN:
                 shown.append(CONTRIBUTIONS.read(d, contribution))
         return [_procedure(d, row, recent.get(int(row[0]), [])) for row in rows]
+
+
+def plain_vectors(
+    sql: Sql, table: str, key: str, ids: Sequence[int], identity: str
+) -> dict[int, Vector]:
+    """The vectors of `ids` under one embedder identity, from a table of plain (dialect-encoded)
+    vectors keyed by `key`: procedures' on both backends, memories' on SQLite."""
+    rows = sql.select_in(
+        f"SELECT {key}, vector FROM {table} WHERE identity = ? AND {{among}}",
+        key,
+        ids,
+        before=(identity,),
+    )
+    return {int(row_id): sql.dialect.read_vector(value) for row_id, value in rows}
 
 
 def _procedure(d: Dialect, row: Sequence[Any], contributions: Sequence[Contribution]) -> Procedure:

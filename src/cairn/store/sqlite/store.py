@@ -20,6 +20,7 @@ from cairn.store.base import (
 )
 from cairn.store.sql.dialect import Run, Sql
 from cairn.store.sql.parts import SharedRows
+from cairn.store.sql.procedures import plain_vectors
 from cairn.store.sqlite import lexical
 from cairn.store.sqlite.connection import (
     BUMP_EPOCH,
@@ -112,13 +113,7 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
             self._bump_epoch()
 
     def get_vectors(self, ids: Sequence[int], identity: str) -> dict[int, Vector]:
-        rows = self._sql.select_in(
-            "SELECT memory_id, vector FROM vectors WHERE identity = ? AND {among}",
-            "memory_id",
-            ids,
-            before=(identity,),
-        )
-        return {int(memory_id): SQLITE.read_vector(blob) for memory_id, blob in rows}
+        return plain_vectors(self._sql, "vectors", "memory_id", ids, identity)
 
     def nearest(
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int
