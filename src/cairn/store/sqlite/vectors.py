@@ -37,6 +37,7 @@ from cairn.embeddings.base import Vector
 from cairn.store.base import MemoryFilter
 from cairn.store.sqlite import dense_files
 from cairn.store.sqlite.matrix import Matrix
+from cairn.store.sqlite.pruned import PRUNE_MIN, Pruned, exact_top
 from cairn.timeutil import to_micros
 
 _NONE = np.iinfo(np.int64).max  # "no until": believed forever
@@ -65,11 +66,13 @@ class _Rows:
     def last_id(self) -> int:
         return int(self.ids[self.n - 1]) if self.n else 0
 
-    def append(self, rows: list[tuple[Any, ...]]) -> None:
-        """Rows of (id, vector blob, scope, status, type, written, occurred, until)."""
+    def append(self, rows: list[tuple[Any, ...]]) -> npt.NDArray[np.float32]:
+        """Rows of (id, vector blob, scope, status, type, written, occurred, until); returns
+        their vectors."""
         count = len(rows)
         ids = np.fromiter((r[0] for r in rows), np.int64, count)
-        self.matrix.append(_matrix([r[1] for r in rows]))
+        vectors = _matrix([r[1] for r in rows])
+        self.matrix.append(vectors)
         self._reserve(count)
         end = self.n + count
         self.ids[self.n : end] = ids
@@ -82,6 +85,7 @@ class _Rows:
             (_NONE if r[7] is None else r[7] for r in rows), np.int64, count
         )
         self.n = end
+        return vectors
 
     def _reserve(self, extra: int) -> None:
         needed = self.n + extra
@@ -130,6 +134,7 @@ class _Entry:
         self.window_rows: dict[int, int] = {}  # position in `rows` -> row of `windows`
         self.windows = np.zeros((0, 0), np.float32)
         self.saved_n = 0  # rows held when last saved to or loaded from disk
+        self.pruned: Pruned | None = None  # large caches only (`cairn.store.sqlite.pruned`)
 
     @classmethod
     def restored(cls, saved: dense_files.Saved) -> _Entry:
@@ -148,7 +153,26 @@ class _Entry:
         entry.window_rows = {int(p): n for n, p in enumerate(saved.window_positions.tolist())}
         entry.window_rev = saved.window_rev
         entry.saved_n = rows.n
+        if saved.pruned is not None:
+            entry.pruned = Pruned.restored(**saved.pruned)
+            entry._project_windows(np.arange(len(entry.window_rows), dtype=np.intp))
         return entry
+
+    def append(self, rows: list[tuple[Any, ...]]) -> None:
+        vectors = self.rows.append(rows)
+        if self.pruned is not None:
+            self.pruned.append(vectors)
+
+    def prune_if_large(self) -> None:
+        """Fit the projection once the cache is large; the next save writes it."""
+        if self.pruned is None and self.rows.n >= PRUNE_MIN:
+            self.pruned = Pruned.fitted(self.rows.matrix)
+            self._project_windows(np.arange(len(self.window_rows), dtype=np.intp))
+            self.saved_n = 0  # a save on disk without the projection is due for a rewrite
+
+    def _project_windows(self, rows: npt.NDArray[np.intp]) -> None:
+        if self.pruned is not None:
+            self.pruned.set_windows(rows, self.windows[rows], self.windows.shape[0])
 
     def to_save(self) -> dense_files.Saved:
         rows, n = self.rows, self.rows.n
@@ -163,6 +187,7 @@ class _Entry:
             window_rev=self.window_rev,
             window_positions=np.fromiter(self.window_rows, np.intp, count),
             windows=self.windows[np.fromiter(self.window_rows.values(), np.intp, count)],
+            pruned=None if self.pruned is None else self.pruned.to_save(),
         )
 
     def worth_saving(self) -> bool:
@@ -187,6 +212,7 @@ class _Entry:
             self.window_rows.update((p, used + n) for n, p in enumerate(new))
         for position, blob in fresh:
             self.windows[self.window_rows[position]] = np.frombuffer(blob, dtype=np.float32)
+        self._project_windows(np.fromiter((self.window_rows[p] for p, _ in fresh), np.intp))
 
     def scores(self, query: npt.NDArray[np.float32], windowed: bool) -> npt.NDArray[np.float32]:
         scores = self.rows.matrix.product(query)
@@ -210,10 +236,46 @@ class _Entry:
             scores = self._gathered(query, admitted, windowed)
             top = _top_k(scores, k)
             return [(int(self.rows.ids[admitted[i]]), float(scores[i])) for i in top]
+        if self.pruned is not None:
+            found = self._pruned_top(self.pruned, query, mask, k, windowed)
+            if found is not None:
+                return found
         scores = self.scores(query, windowed)
         scores[~mask] = -np.inf
         top = _top_k(scores, min(k, admitted.size))
         return [(int(self.rows.ids[i]), float(scores[i])) for i in top]
+
+    def _pruned_top(
+        self,
+        pruned: Pruned,
+        query: npt.NDArray[np.float32],
+        mask: npt.NDArray[np.bool_],
+        k: int,
+        windowed: bool,
+    ) -> list[tuple[int, float]] | None:
+        """The exact answer through the projection's bound, or None when the bound is too loose
+        for this query (the full product is then the cheaper way to the same answer)."""
+        windows = None
+        if windowed and self.window_rows:
+            count = len(self.window_rows)
+            windows = (
+                np.fromiter(self.window_rows, np.intp, count),
+                np.fromiter(self.window_rows.values(), np.intp, count),
+            )
+        approx, slack = pruned.bounds(query, windows)
+        found = exact_top(
+            approx,
+            slack,
+            mask,
+            k,
+            lambda positions: self._gathered(query, positions, windowed),
+            int(_GATHER_SHARE * self.rows.n),
+        )
+        if found is None:
+            return None
+        positions, scores = found
+        top = _top_k(scores, min(k, scores.shape[0]))
+        return [(int(self.rows.ids[positions[i]]), float(scores[i])) for i in top]
 
     def _gathered(
         self, query: npt.NDArray[np.float32], positions: npt.NDArray[np.intp], windowed: bool
@@ -303,6 +365,7 @@ class VectorIndex:
                 ).fetchall()
             )
         entry.window_rev = max(entry.window_rev, rev)
+        entry.prune_if_large()
         if entry.worth_saving():
             dense_files.save(conn, self._path, identity, entry.to_save())
             entry.saved_n = entry.rows.n
@@ -324,7 +387,7 @@ def _append_new(conn: sqlite3.Connection, entry: _Entry, identity: str, known: i
     )
     appended = False
     while rows := cursor.fetchmany(_LOAD_CHUNK):
-        entry.rows.append(rows)
+        entry.append(rows)
         appended = True
     return appended
 
