@@ -43,6 +43,7 @@ from cairn.timeutil import to_micros
 _NONE = np.iinfo(np.int64).max  # "no until": believed forever
 # Below this share of admitted rows, scoring only those rows (a gather) beats scoring all.
 _GATHER_SHARE = 0.25
+_MASKS_HELD = 16  # filters whose masks an entry keeps
 _COLUMNS = ("scope", "status", "mtype", "written", "occurred", "until")
 
 
@@ -103,24 +104,27 @@ class _Rows:
         found = found[found < self.n]
         return found[np.isin(held[found], ids)]
 
-    def mask(self, filt: MemoryFilter, allowed: set[int] | None) -> npt.NDArray[np.bool_]:
-        n = self.n
-        mask = np.isin(self.scope[:n], _codes(filt.scopes))
-        until = self.until[:n]
+    def mask(
+        self, filt: MemoryFilter, allowed: set[int] | None, start: int = 0
+    ) -> npt.NDArray[np.bool_]:
+        """Which rows from `start` on the filter admits."""
+        rows = slice(start, self.n)
+        mask = np.isin(self.scope[rows], _codes(filt.scopes))
+        until = self.until[rows]
         if filt.as_of is None:
-            mask &= np.isin(self.status[:n], _codes(filt.statuses)) & (until == _NONE)
+            mask &= np.isin(self.status[rows], _codes(filt.statuses)) & (until == _NONE)
         else:
             moment = to_micros(filt.as_of)
-            mask &= self.status[:n] != _code("purged")
-            mask &= (self.written[:n] <= moment) & (until > moment)
+            mask &= self.status[rows] != _code("purged")
+            mask &= (self.written[rows] <= moment) & (until > moment)
         if filt.types is not None:
-            mask &= np.isin(self.mtype[:n], _codes(filt.types))
+            mask &= np.isin(self.mtype[rows], _codes(filt.types))
         if filt.since is not None:
-            mask &= self.occurred[:n] >= to_micros(filt.since)
+            mask &= self.occurred[rows] >= to_micros(filt.since)
         if filt.until is not None:
-            mask &= self.occurred[:n] <= to_micros(filt.until)
+            mask &= self.occurred[rows] <= to_micros(filt.until)
         if allowed is not None:
-            mask &= np.isin(self.ids[:n], np.fromiter(allowed, np.int64, len(allowed)))
+            mask &= np.isin(self.ids[rows], np.fromiter(allowed, np.int64, len(allowed)))
         return mask
 
 
@@ -135,6 +139,7 @@ class _Entry:
         self.windows = np.zeros((0, 0), np.float32)
         self.saved_n = 0  # rows held when last saved to or loaded from disk
         self.pruned: Pruned | None = None  # large caches only (`cairn.store.sqlite.pruned`)
+        self._masks: dict[MemoryFilter, npt.NDArray[np.bool_]] = {}
 
     @classmethod
     def restored(cls, saved: dense_files.Saved) -> _Entry:
@@ -157,6 +162,23 @@ class _Entry:
             entry.pruned = Pruned.restored(**saved.pruned)
             entry._project_windows(np.arange(len(entry.window_rows), dtype=np.intp))
         return entry
+
+    def mask(self, filt: MemoryFilter, allowed: set[int] | None) -> npt.NDArray[np.bool_]:
+        """The filter's mask, kept per filter: an entry's filtered columns only ever grow by
+        appends (any other change is a new epoch, so a new entry), so a held mask is only
+        extended. Computing it costs ~7 ms at 100k rows under load, as much as the product."""
+        if allowed is not None:  # a tag filter: the ids it allows change without an epoch
+            return self.rows.mask(filt, allowed)
+        held = self._masks.get(filt)
+        if held is None:
+            held = self.rows.mask(filt, None)
+        elif held.shape[0] < self.rows.n:
+            held = np.concatenate([held, self.rows.mask(filt, None, held.shape[0])])
+        if len(self._masks) >= _MASKS_HELD and filt not in self._masks:
+            self._masks.clear()
+        held.flags.writeable = False
+        self._masks[filt] = held
+        return held
 
     def append(self, rows: list[tuple[Any, ...]]) -> None:
         vectors = self.rows.append(rows)
@@ -310,7 +332,7 @@ class VectorIndex:
             entry = self._refresh(conn, identity)
             if entry.rows.n == 0:
                 return []
-            return entry.top(query, entry.rows.mask(filt, allowed), k, windowed=False)
+            return entry.top(query, entry.mask(filt, allowed), k, windowed=False)
 
     def similarities(
         self,
@@ -328,7 +350,7 @@ class VectorIndex:
             entry = self._refresh(conn, identity)
             if entry.rows.n == 0:
                 return {}
-            found = dict(entry.top(query, entry.rows.mask(filt, allowed), k, windowed=True))
+            found = dict(entry.top(query, entry.mask(filt, allowed), k, windowed=True))
             wanted = np.fromiter((i for i in include if i not in found), np.int64)
             if wanted.size:
                 positions = entry.rows.positions(wanted)
