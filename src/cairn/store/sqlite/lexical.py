@@ -140,9 +140,39 @@ def _document_frequency(conn: sqlite3.Connection, term: str, cache: dict[Any, An
 def _document_count(conn: sqlite3.Connection, cache: dict[Any, Any]) -> int:
     found = cache.get(("fts-docs",))
     if found is None:
-        found = int(conn.execute("SELECT count(*) FROM lexical_lengths").fetchone()[0])
+        # Kept by triggers (migration 0009), so no scan of the length rows.
+        found = int(conn.execute("SELECT docs FROM lexical_totals").fetchone()[0])
         cache[("fts-docs",)] = found
     return int(found)
+
+
+_TOTALS = (
+    "SELECT docs, CAST(content AS REAL) / docs, CAST(tags AS REAL) / docs, "
+    "CAST(source_ref AS REAL) / docs, CAST(reason AS REAL) / docs, CAST(context AS REAL) / docs "
+    "FROM lexical_totals"
+)
+
+
+def _refuses_some(conn: sqlite3.Connection, filt: MemoryFilter) -> bool:
+    """Whether the filter refuses any memory. A filter of scopes and statuses alone is read off
+    the counts the triggers keep per (scope, status, open); any other walks the memories until
+    it meets one it refuses (all of them, when it refuses none)."""
+    if (filt.as_of, filt.types, filt.tags, filt.since, filt.until) == (None,) * 5:
+        scopes, statuses = list(filt.scopes), list(filt.statuses)
+        return bool(
+            conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM memory_counts WHERE n > 0 AND NOT ("
+                f"scope IN ({', '.join('?' for _ in scopes)}) "
+                f"AND status IN ({', '.join('?' for _ in statuses)}) AND open = 1))",
+                (*scopes, *statuses),
+            ).fetchone()[0]
+        )
+    where, params = filter_sql(filt)
+    return bool(
+        conn.execute(
+            f"SELECT EXISTS (SELECT 1 FROM memories m WHERE NOT coalesce(({where}), 0))", params
+        ).fetchone()[0]
+    )
 
 
 def averages(conn: sqlite3.Connection, filt: MemoryFilter, cache: dict[Any, Any]) -> Any:
@@ -155,11 +185,8 @@ def averages(conn: sqlite3.Connection, filt: MemoryFilter, cache: dict[Any, Any]
             "avg(l.context)"
         )
         # A fresh process pays this once per filter: joining 100k rows costs ~0.7 s under load,
-        # while finding that no memory is refused and reading the lengths alone costs little.
-        refused = conn.execute(
-            f"SELECT EXISTS (SELECT 1 FROM memories m WHERE NOT coalesce(({where}), 0))", params
-        ).fetchone()[0]
-        if refused:
+        # while finding that no memory is refused and reading the totals costs nothing.
+        if _refuses_some(conn, filt):
             found = conn.execute(
                 f"SELECT {columns} FROM lexical_lengths l JOIN memories m "
                 f"ON m.id = l.memory_id WHERE {where}",
@@ -167,8 +194,10 @@ def averages(conn: sqlite3.Connection, filt: MemoryFilter, cache: dict[Any, Any]
             ).fetchone()
         else:
             # Every lexical entry belongs to a memory row (purge keeps the row as a tombstone,
-            # and a purged memory is one the filter refuses), so nothing is left to join.
-            found = conn.execute(f"SELECT {columns} FROM lexical_lengths l").fetchone()
+            # and a purged memory is one the filter refuses), so the totals are the filter's.
+            found = conn.execute(_TOTALS).fetchone()
+            if not found[0]:
+                found = (0, None, None, None, None, None)  # what avg() over no row gives
         cache[(filt, None)] = found
     return found
 
