@@ -6,32 +6,25 @@ does not crowd out memories holding it themselves. FTS5 reads a doclist cheaply,
 runs once per matching row: a query of five common words matches a third of a 100k store, and
 ranking those rows cost 30-80 ms here where counting them cost 3-5 ms.
 
-So when the query's terms together match more than `EXACT_MATCHES` rows (the sum of their
-document frequencies, counted by FTS5 and cached until the index changes), `bm25()` only ranks
-the rows that could make the pool: those holding a rare term (one matching at most
-`EXACT_MATCHES / terms` rows), or at least `m` of the common ones, `m` the smallest number for
-which that set is expected to stay under `EXACT_MATCHES` rows (term occurrences taken as
-independent). Every row ranked is ranked with all the query's terms, exactly as before; a row
-holding fewer common words and no rare one is left out, although `bm25()` could have put it in
-the pool (a very short one, say), which is the price. When the pool comes out short, the exact
-query runs. Stores under `LARGE_STORE` documents (every LoCoMo conversation) never take this
-path.
+So the rows ranked are bounded the way `cairn.store.lexical_bound` plans (rows holding a rare
+query term, or several of the common ones), and when the pool comes out short the exact query
+runs. Stores under `LARGE_STORE` documents (every LoCoMo conversation) never take this path.
 """
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from cairn.store import lexical_bound
 from cairn.store.base import LexicalDoc, LexicalRow, MemoryFilter
+from cairn.store.lexical_bound import plan
 from cairn.store.sqlite.sql import filter_sql, match_expression
 
 POOL_RANK = "bm25(lexical, 1.0, 0.7, 0.5, 0.3, 0.45)"
-EXACT_MATCHES = 5000
-LARGE_STORE = 50_000  # documents; below this the exact query always runs
-_MAX_COMMON = 6  # at most C(6, 3) = 20 conjunctions in the pruned expression
+EXACT_MATCHES = lexical_bound.EXACT_MATCHES
+LARGE_STORE = lexical_bound.LARGE_STORE
 
 
 def candidates(
@@ -92,36 +85,14 @@ def _pruned_expression(
     frequency = {term: _document_frequency(conn, term, cache) for term in terms}
     if sum(frequency.values()) <= EXACT_MATCHES:
         return None
-    total = max(_document_count(conn, cache), 1)
-    if total < LARGE_STORE:
+    bound = plan(terms, frequency, _document_count(conn, cache), EXACT_MATCHES, LARGE_STORE)
+    if bound is None:
         return None
-    rare = [t for t in terms if frequency[t] <= EXACT_MATCHES / len(terms)]
-    common = sorted((t for t in terms if t not in rare), key=lambda t: frequency[t])
-    common = common[:_MAX_COMMON]
-    parts = [match_expression([term]) for term in rare]
-    if len(common) >= 2:
-        at_least = _smallest_share([frequency[t] / total for t in common], EXACT_MATCHES / total)
-        parts += [
-            "(" + " AND ".join(match_expression([t]) for t in group) + ")"
-            for group in itertools.combinations(common, at_least)
-        ]
-    return " OR ".join(parts) if parts else None
-
-
-def _smallest_share(shares: list[float], budget: float) -> int:
-    """The smallest m >= 2 for which P(a row holds at least m of the terms) <= budget, with
-    each term held independently with its share (the Poisson binomial tail)."""
-    exactly = [1.0]
-    for share in shares:
-        step = [0.0] * (len(exactly) + 1)
-        for count, p in enumerate(exactly):
-            step[count] += p * (1 - share)
-            step[count + 1] += p * share
-        exactly = step
-    for m in range(2, len(shares) + 1):
-        if sum(exactly[m:]) <= budget:
-            return m
-    return len(shares)
+    parts = [match_expression([term]) for term in bound.rare]
+    parts += [
+        "(" + " AND ".join(match_expression([t]) for t in group) + ")" for group in bound.groups
+    ]
+    return " OR ".join(parts)
 
 
 def _document_frequency(conn: sqlite3.Connection, term: str, cache: dict[Any, Any]) -> int:
