@@ -204,3 +204,14 @@ def test_a_loose_bound_falls_back_to_the_full_product(tmp_path: Path) -> None:
         vectors_module._Entry.scores = original  # type: ignore[method-assign]
     assert found == _exact(store, own, filt, noise[0], 3)
     assert calls == [1]  # the bound admits over a quarter of the rows: one full product instead
+
+
+def test_an_empty_cache_is_never_fitted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vectors_module, "PRUNE_MIN", 0)  # as LoCoMo was run to check exactness
+    store = SqliteStore(str(tmp_path / "m.db"))
+    filt = active("project:0", "project:1")
+    query = _vectors(1, seed=2)[0]
+    assert store.nearest(filt, "e", query, 3) == []  # nothing held: nothing to fit on
+    ids = _fill(store, _vectors(5, seed=2))
+    assert [i for i, _ in store.nearest(filt, "e", query, 1)] == [ids[0]]
+    assert _entry(store).pruned is not None

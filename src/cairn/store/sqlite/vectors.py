@@ -187,7 +187,7 @@ class _Entry:
 
     def prune_if_large(self) -> None:
         """Fit the projection once the cache is large; the next save writes it."""
-        if self.pruned is None and self.rows.n >= PRUNE_MIN:
+        if self.pruned is None and self.rows.n >= max(PRUNE_MIN, 1):
             self.pruned = Pruned.fitted(self.rows.matrix)
             self._project_windows(np.arange(len(self.window_rows), dtype=np.intp))
             self.saved_n = 0  # a save on disk without the projection is due for a rewrite
