@@ -210,8 +210,9 @@ def test_an_empty_cache_is_never_fitted(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(vectors_module, "PRUNE_MIN", 0)  # as LoCoMo was run to check exactness
     store = SqliteStore(str(tmp_path / "m.db"))
     filt = active("project:0", "project:1")
-    query = _vectors(1, seed=2)[0]
+    vectors = _vectors(5, seed=2)
+    query = vectors[0]
     assert store.nearest(filt, "e", query, 3) == []  # nothing held: nothing to fit on
-    ids = _fill(store, _vectors(5, seed=2))
+    ids = _fill(store, vectors)
     assert [i for i, _ in store.nearest(filt, "e", query, 1)] == [ids[0]]
     assert _entry(store).pruned is not None
