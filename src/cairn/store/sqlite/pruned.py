@@ -1,11 +1,12 @@
 """Exact nearest neighbours over a large dense cache, scanning a 64-column projection first.
 
 A product over the whole float32 matrix reads 1.5 KB per memory: 150 MB per query at 100k,
-1.5 GB at 1M, and recall runs two of them (the second after feedback). Measured here, an HNSW
-graph (`usearch`) took minutes to build 100k vectors on this machine (368 s, i8, 2 threads,
-load 6) and returned 60 % of the exact top 100 on the benchmark's vectors; sign bits (hamming,
-then rescoring the best 4,000) returned 83 % of the exact top 10. Neither is exact, and the
-graph's cost would be paid again after every purge (a removed node's vector stays in the file).
+1.5 GB at 1M, and recall runs two of them (the second after feedback). Measured here on 100k
+vectors mixed the way `cairn bench scale` mixes its pool (from 2,000 random directions), an HNSW
+graph (`usearch` 2.26, i8) took 368 s to build with 2 threads at load 6 and its best 300 held
+82 % of the exact top 100; sign bits (hamming, then rescoring the best 4,000) held 83 % of the
+exact top 10. Neither is exact, and a graph would be rebuilt after every purge (`remove` leaves
+the node's vector in the saved file).
 
 So the search stays exact and reads less instead. The cache's vectors are split, once per cache,
 into their projection on the `DIMS` directions that carry most of their energy (an orthonormal
