@@ -21,6 +21,11 @@ Keeping it in step with the file:
   bumps the store's `epoch`, and a cache that sees a new epoch reloads in full.
 
 Other processes' commits are picked up the same way, because both checks read the file.
+
+On caches of `PRUNE_MIN` rows and more, a search first scans a narrow projection of the rows and
+rescores exactly what its bound cannot rule out (`cairn.store.sqlite.pruned`): the same answer
+for a sixth of the bytes. Each filter's mask is kept per entry and extended on appends, since
+an entry's filtered columns never change in place.
 """
 
 from __future__ import annotations
