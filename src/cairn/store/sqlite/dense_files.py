@@ -16,8 +16,8 @@ A large cache's projection (`cairn.store.sqlite.pruned`: `basis.npy`, `reduced.n
 `residual.npy`) is saved in the same directory under the same stamp, so it is always the
 projection of exactly the saved rows; a save without it is refitted once and rewritten.
 
-Purge: the files hold vectors (and their projections), which are images of the text, so `erase_memories` deletes the
-whole directory inside the purge (`drop`). A process that was saving at that moment checks the
+Purge: the files hold vectors (and their projections), which are images of the text, so
+`erase_memories` deletes the whole directory inside the purge (`drop`). A process that was saving at that moment checks the
 epoch after its stamp lands and deletes what it wrote if the store moved on.
 """
 
