@@ -17,8 +17,9 @@ A large cache's projection (`cairn.store.sqlite.pruned`: `basis.npy`, `reduced.n
 projection of exactly the saved rows; a save without it is refitted once and rewritten.
 
 Purge: the files hold vectors (and their projections), which are images of the text, so
-`erase_memories` deletes the whole directory inside the purge (`drop`). A process that was saving at that moment checks the
-epoch after its stamp lands and deletes what it wrote if the store moved on.
+`erase_memories` deletes the whole directory inside the purge (`drop`). A process that was
+saving at that moment checks the epoch after its stamp lands and deletes what it wrote if the
+store moved on.
 """
 
 from __future__ import annotations
