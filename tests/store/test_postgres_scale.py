@@ -112,3 +112,79 @@ def test_a_bulk_load_builds_each_index_once_at_the_end(
     assert stored.content == "bulk 4"
     assert pg.nearest(MemoryFilter((SCOPE,)), "e/8", items[4].vector, 1)[0][0] == ids[4]
     assert pg.lexical_candidates(MemoryFilter((SCOPE,)), ["4"], 5)[0].memory_id == ids[4]
+
+
+# the bounded lexical pool -----------------------------------------------------------------
+WORDS = [f"w{i}" for i in range(10)]
+
+
+def _skewed(pg: PostgresStore) -> None:
+    """300 documents; low-numbered words common, high-numbered ones rare."""
+    import random
+
+    rng = random.Random(3)
+    with pg.transaction():
+        for n in range(300):
+            memory_id = pg.add_memory(new_memory(content=f"s{n}"))
+            words = [w for i, w in enumerate(WORDS) if rng.random() < 0.7 / (i + 1)]
+            pg.put_lexical(memory_id, doc(" ".join(words) or "empty"))
+    pg.maintain()
+
+
+@pytest.fixture
+def bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cairn.store.postgres import lexical as pg_lexical
+
+    monkeypatch.setattr(pg_lexical, "EXACT_MATCHES", 150)
+    monkeypatch.setattr(pg_lexical, "LARGE_STORE", 0)
+
+
+@pytest.mark.usefixtures("bounded")
+def test_the_bounded_pool_is_the_exact_ranking_of_the_rows_worth_ranking(
+    pg: PostgresStore, postgres_database_url: str
+) -> None:
+    from cairn.store.postgres import lexical as pg_lexical
+
+    _skewed(pg)
+    filt = MemoryFilter((SCOPE,))
+    ran_bounded = 0
+    for terms in (["w0", "w1", "w2"], ["w0", "w1", "w9"], ["w0", "w1", "w2", "w3", "w8"]):
+        stats = pg.lexical_stats(filt, terms)
+        query = pg_lexical.bounded_query(terms, stats)
+        pool = [row.memory_id for row in pg.lexical_candidates(filt, terms, 20)]
+        with psycopg.connect(postgres_database_url, autocommit=True) as conn:
+            worth = {
+                int(row[0])
+                for row in conn.execute(
+                    "SELECT memory_id FROM lexical WHERE doc @@ %s::tsquery",
+                    (query or pg_lexical.any_query(terms),),
+                )
+            }
+        with pg._db.connection() as conn:  # the exact query: every match ranked
+            exact = pg_lexical._ranked(conn, filt, terms, 10**6, stats, None)
+        ranked_worth = [row.memory_id for row in exact if row.memory_id in worth]
+        if query is not None and len(worth) >= 20:
+            ran_bounded += 1
+            assert pool == ranked_worth[:20]  # the exact order, among the rows worth ranking
+            assert set(pool) <= worth
+        else:
+            assert pool == [row.memory_id for row in exact][:20]
+    assert ran_bounded >= 2  # the common-word queries took the bounded path
+
+
+@pytest.mark.usefixtures("bounded")
+def test_the_plan_of_a_bounded_pool_reads_the_gin_index(
+    pg: PostgresStore, postgres_database_url: str
+) -> None:
+    from cairn.store.postgres import lexical as pg_lexical
+
+    _skewed(pg)
+    stats = pg.lexical_stats(MemoryFilter((SCOPE,)), ["w0", "w1", "w2"])
+    query = pg_lexical.bounded_query(["w0", "w1", "w2"], stats)
+    assert query is not None and "&" in query
+    with psycopg.connect(postgres_database_url, autocommit=True) as conn:
+        conn.execute("SET enable_seqscan = off")
+        plan = conn.execute(
+            "EXPLAIN SELECT memory_id FROM lexical WHERE doc @@ %s::tsquery", (query,)
+        ).fetchall()
+    assert "lexical_doc" in " ".join(str(row[0]) for row in plan)

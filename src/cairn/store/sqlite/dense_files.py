@@ -12,9 +12,14 @@ Layout: each save is a new directory `<key>-<n>/` (the arrays) and then `<key>.j
 naming it) is replaced atomically, so a reader never mixes two saves; older directories are
 deleted after the stamp moves (a process that mapped one keeps reading its open files).
 
-Purge: the files hold vectors, which are images of the text, so `erase_memories` deletes the
-whole directory inside the purge (`drop`). A process that was saving at that moment checks the
-epoch after its stamp lands and deletes what it wrote if the store moved on.
+A large cache's projection (`cairn.store.sqlite.pruned`: `basis.npy`, `reduced.npy`,
+`residual.npy`) is saved in the same directory under the same stamp, so it is always the
+projection of exactly the saved rows; a save without it is refitted once and rewritten.
+
+Purge: the files hold vectors (and their projections), which are images of the text, so
+`erase_memories` deletes the whole directory inside the purge (`drop`). A process that was
+saving at that moment checks the epoch after its stamp lands and deletes what it wrote if the
+store moved on.
 """
 
 from __future__ import annotations
@@ -63,6 +68,8 @@ class Saved:
     window_rev: int
     window_positions: npt.NDArray[np.intp]
     windows: npt.NDArray[np.float32]
+    # The projection of a large cache (`cairn.store.sqlite.pruned`): basis, reduced, residual.
+    pruned: dict[str, Any] | None = None
 
 
 def load(conn: sqlite3.Connection, db_path: str, identity: str, epoch: str) -> Saved | None:
@@ -88,9 +95,21 @@ def load(conn: sqlite3.Connection, db_path: str, identity: str, epoch: str) -> S
             window_rev=int(stamp["window_rev"]),
             window_positions=np.load(where / "window_positions.npy"),
             windows=np.load(where / "windows.npy"),
+            pruned=_load_pruned(where, int(arrays["ids"].shape[0])),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None  # missing, partial or foreign: SQLite is the truth, reload from it
+
+
+def _load_pruned(where: Path, count: int) -> dict[str, Any] | None:
+    """The saved projection, if this save has one for all its rows (else it is refitted)."""
+    if not (where / "reduced.npy").exists():
+        return None
+    reduced = np.load(where / "reduced.npy", mmap_mode="r")
+    residual = np.load(where / "residual.npy")
+    if reduced.shape[0] != count or residual.shape[0] != count:
+        return None
+    return {"basis": np.load(where / "basis.npy"), "reduced": reduced, "residual": residual}
 
 
 def _agrees(
@@ -125,6 +144,11 @@ def save(conn: sqlite3.Connection, db_path: str, identity: str, saved: Saved) ->
             saved.matrix.write_npy(out)
         np.save(where / "window_positions.npy", saved.window_positions)
         np.save(where / "windows.npy", saved.windows)
+        if saved.pruned is not None:
+            np.save(where / "basis.npy", saved.pruned["basis"])
+            np.save(where / "residual.npy", saved.pruned["residual"])
+            with open(where / "reduced.npy", "wb") as out:
+                saved.pruned["reduced"].write_npy(out)
         stamp = {
             "identity": identity,
             "epoch": saved.epoch,

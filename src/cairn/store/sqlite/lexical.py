@@ -6,32 +6,25 @@ does not crowd out memories holding it themselves. FTS5 reads a doclist cheaply,
 runs once per matching row: a query of five common words matches a third of a 100k store, and
 ranking those rows cost 30-80 ms here where counting them cost 3-5 ms.
 
-So when the query's terms together match more than `EXACT_MATCHES` rows (the sum of their
-document frequencies, counted by FTS5 and cached until the index changes), `bm25()` only ranks
-the rows that could make the pool: those holding a rare term (one matching at most
-`EXACT_MATCHES / terms` rows), or at least `m` of the common ones, `m` the smallest number for
-which that set is expected to stay under `EXACT_MATCHES` rows (term occurrences taken as
-independent). Every row ranked is ranked with all the query's terms, exactly as before; a row
-holding fewer common words and no rare one is left out, although `bm25()` could have put it in
-the pool (a very short one, say), which is the price. When the pool comes out short, the exact
-query runs. Stores under `LARGE_STORE` documents (every LoCoMo conversation) never take this
-path.
+So the rows ranked are bounded the way `cairn.store.lexical_bound` plans (rows holding a rare
+query term, or several of the common ones), and when the pool comes out short the exact query
+runs. Stores under `LARGE_STORE` documents (every LoCoMo conversation) never take this path.
 """
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from cairn.store import lexical_bound
 from cairn.store.base import LexicalDoc, LexicalRow, MemoryFilter
+from cairn.store.lexical_bound import plan
 from cairn.store.sqlite.sql import filter_sql, match_expression
 
 POOL_RANK = "bm25(lexical, 1.0, 0.7, 0.5, 0.3, 0.45)"
-EXACT_MATCHES = 5000
-LARGE_STORE = 50_000  # documents; below this the exact query always runs
-_MAX_COMMON = 6  # at most C(6, 3) = 20 conjunctions in the pruned expression
+EXACT_MATCHES = lexical_bound.EXACT_MATCHES
+LARGE_STORE = lexical_bound.LARGE_STORE
 
 
 def candidates(
@@ -92,36 +85,14 @@ def _pruned_expression(
     frequency = {term: _document_frequency(conn, term, cache) for term in terms}
     if sum(frequency.values()) <= EXACT_MATCHES:
         return None
-    total = max(_document_count(conn, cache), 1)
-    if total < LARGE_STORE:
+    bound = plan(terms, frequency, _document_count(conn, cache), EXACT_MATCHES, LARGE_STORE)
+    if bound is None:
         return None
-    rare = [t for t in terms if frequency[t] <= EXACT_MATCHES / len(terms)]
-    common = sorted((t for t in terms if t not in rare), key=lambda t: frequency[t])
-    common = common[:_MAX_COMMON]
-    parts = [match_expression([term]) for term in rare]
-    if len(common) >= 2:
-        at_least = _smallest_share([frequency[t] / total for t in common], EXACT_MATCHES / total)
-        parts += [
-            "(" + " AND ".join(match_expression([t]) for t in group) + ")"
-            for group in itertools.combinations(common, at_least)
-        ]
-    return " OR ".join(parts) if parts else None
-
-
-def _smallest_share(shares: list[float], budget: float) -> int:
-    """The smallest m >= 2 for which P(a row holds at least m of the terms) <= budget, with
-    each term held independently with its share (the Poisson binomial tail)."""
-    exactly = [1.0]
-    for share in shares:
-        step = [0.0] * (len(exactly) + 1)
-        for count, p in enumerate(exactly):
-            step[count] += p * (1 - share)
-            step[count + 1] += p * share
-        exactly = step
-    for m in range(2, len(shares) + 1):
-        if sum(exactly[m:]) <= budget:
-            return m
-    return len(shares)
+    parts = [match_expression([term]) for term in bound.rare]
+    parts += [
+        "(" + " AND ".join(match_expression([t]) for t in group) + ")" for group in bound.groups
+    ]
+    return " OR ".join(parts)
 
 
 def _document_frequency(conn: sqlite3.Connection, term: str, cache: dict[Any, Any]) -> int:
@@ -140,9 +111,39 @@ def _document_frequency(conn: sqlite3.Connection, term: str, cache: dict[Any, An
 def _document_count(conn: sqlite3.Connection, cache: dict[Any, Any]) -> int:
     found = cache.get(("fts-docs",))
     if found is None:
-        found = int(conn.execute("SELECT count(*) FROM lexical_lengths").fetchone()[0])
+        # Kept by triggers (migration 0009), so no scan of the length rows.
+        found = int(conn.execute("SELECT docs FROM lexical_totals").fetchone()[0])
         cache[("fts-docs",)] = found
     return int(found)
+
+
+_TOTALS = (
+    "SELECT docs, CAST(content AS REAL) / docs, CAST(tags AS REAL) / docs, "
+    "CAST(source_ref AS REAL) / docs, CAST(reason AS REAL) / docs, CAST(context AS REAL) / docs "
+    "FROM lexical_totals"
+)
+
+
+def _refuses_some(conn: sqlite3.Connection, filt: MemoryFilter) -> bool:
+    """Whether the filter refuses any memory. A filter of scopes and statuses alone is read off
+    the counts the triggers keep per (scope, status, open); any other walks the memories until
+    it meets one it refuses (all of them, when it refuses none)."""
+    if (filt.as_of, filt.types, filt.tags, filt.since, filt.until) == (None,) * 5:
+        scopes, statuses = list(filt.scopes), list(filt.statuses)
+        return bool(
+            conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM memory_counts WHERE n > 0 AND NOT ("
+                f"scope IN ({', '.join('?' for _ in scopes)}) "
+                f"AND status IN ({', '.join('?' for _ in statuses)}) AND open = 1))",
+                (*scopes, *statuses),
+            ).fetchone()[0]
+        )
+    where, params = filter_sql(filt)
+    return bool(
+        conn.execute(
+            f"SELECT EXISTS (SELECT 1 FROM memories m WHERE NOT coalesce(({where}), 0))", params
+        ).fetchone()[0]
+    )
 
 
 def averages(conn: sqlite3.Connection, filt: MemoryFilter, cache: dict[Any, Any]) -> Any:
@@ -155,11 +156,8 @@ def averages(conn: sqlite3.Connection, filt: MemoryFilter, cache: dict[Any, Any]
             "avg(l.context)"
         )
         # A fresh process pays this once per filter: joining 100k rows costs ~0.7 s under load,
-        # while finding that no memory is refused and reading the lengths alone costs little.
-        refused = conn.execute(
-            f"SELECT EXISTS (SELECT 1 FROM memories m WHERE NOT coalesce(({where}), 0))", params
-        ).fetchone()[0]
-        if refused:
+        # while finding that no memory is refused and reading the totals costs nothing.
+        if _refuses_some(conn, filt):
             found = conn.execute(
                 f"SELECT {columns} FROM lexical_lengths l JOIN memories m "
                 f"ON m.id = l.memory_id WHERE {where}",
@@ -167,8 +165,10 @@ def averages(conn: sqlite3.Connection, filt: MemoryFilter, cache: dict[Any, Any]
             ).fetchone()
         else:
             # Every lexical entry belongs to a memory row (purge keeps the row as a tombstone,
-            # and a purged memory is one the filter refuses), so nothing is left to join.
-            found = conn.execute(f"SELECT {columns} FROM lexical_lengths l").fetchone()
+            # and a purged memory is one the filter refuses), so the totals are the filter's.
+            found = conn.execute(_TOTALS).fetchone()
+            if not found[0]:
+                found = (0, None, None, None, None, None)  # what avg() over no row gives
         cache[(filt, None)] = found
     return found
 

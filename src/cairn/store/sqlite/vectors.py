@@ -21,6 +21,11 @@ Keeping it in step with the file:
   bumps the store's `epoch`, and a cache that sees a new epoch reloads in full.
 
 Other processes' commits are picked up the same way, because both checks read the file.
+
+On caches of `PRUNE_MIN` rows and more, a search first scans a narrow projection of the rows and
+rescores exactly what its bound cannot rule out (`cairn.store.sqlite.pruned`): the same answer
+for a sixth of the bytes. Each filter's mask is kept per entry and extended on appends, since
+an entry's filtered columns never change in place.
 """
 
 from __future__ import annotations
@@ -37,11 +42,13 @@ from cairn.embeddings.base import Vector
 from cairn.store.base import MemoryFilter
 from cairn.store.sqlite import dense_files
 from cairn.store.sqlite.matrix import Matrix
+from cairn.store.sqlite.pruned import PRUNE_MIN, Pruned, exact_top
 from cairn.timeutil import to_micros
 
 _NONE = np.iinfo(np.int64).max  # "no until": believed forever
 # Below this share of admitted rows, scoring only those rows (a gather) beats scoring all.
 _GATHER_SHARE = 0.25
+_MASKS_HELD = 16  # filters whose masks an entry keeps
 _COLUMNS = ("scope", "status", "mtype", "written", "occurred", "until")
 
 
@@ -65,11 +72,13 @@ class _Rows:
     def last_id(self) -> int:
         return int(self.ids[self.n - 1]) if self.n else 0
 
-    def append(self, rows: list[tuple[Any, ...]]) -> None:
-        """Rows of (id, vector blob, scope, status, type, written, occurred, until)."""
+    def append(self, rows: list[tuple[Any, ...]]) -> npt.NDArray[np.float32]:
+        """Rows of (id, vector blob, scope, status, type, written, occurred, until); returns
+        their vectors."""
         count = len(rows)
         ids = np.fromiter((r[0] for r in rows), np.int64, count)
-        self.matrix.append(_matrix([r[1] for r in rows]))
+        vectors = _matrix([r[1] for r in rows])
+        self.matrix.append(vectors)
         self._reserve(count)
         end = self.n + count
         self.ids[self.n : end] = ids
@@ -82,6 +91,7 @@ class _Rows:
             (_NONE if r[7] is None else r[7] for r in rows), np.int64, count
         )
         self.n = end
+        return vectors
 
     def _reserve(self, extra: int) -> None:
         needed = self.n + extra
@@ -99,24 +109,27 @@ class _Rows:
         found = found[found < self.n]
         return found[np.isin(held[found], ids)]
 
-    def mask(self, filt: MemoryFilter, allowed: set[int] | None) -> npt.NDArray[np.bool_]:
-        n = self.n
-        mask = np.isin(self.scope[:n], _codes(filt.scopes))
-        until = self.until[:n]
+    def mask(
+        self, filt: MemoryFilter, allowed: set[int] | None, start: int = 0
+    ) -> npt.NDArray[np.bool_]:
+        """Which rows from `start` on the filter admits."""
+        rows = slice(start, self.n)
+        mask = np.isin(self.scope[rows], _codes(filt.scopes))
+        until = self.until[rows]
         if filt.as_of is None:
-            mask &= np.isin(self.status[:n], _codes(filt.statuses)) & (until == _NONE)
+            mask &= np.isin(self.status[rows], _codes(filt.statuses)) & (until == _NONE)
         else:
             moment = to_micros(filt.as_of)
-            mask &= self.status[:n] != _code("purged")
-            mask &= (self.written[:n] <= moment) & (until > moment)
+            mask &= self.status[rows] != _code("purged")
+            mask &= (self.written[rows] <= moment) & (until > moment)
         if filt.types is not None:
-            mask &= np.isin(self.mtype[:n], _codes(filt.types))
+            mask &= np.isin(self.mtype[rows], _codes(filt.types))
         if filt.since is not None:
-            mask &= self.occurred[:n] >= to_micros(filt.since)
+            mask &= self.occurred[rows] >= to_micros(filt.since)
         if filt.until is not None:
-            mask &= self.occurred[:n] <= to_micros(filt.until)
+            mask &= self.occurred[rows] <= to_micros(filt.until)
         if allowed is not None:
-            mask &= np.isin(self.ids[:n], np.fromiter(allowed, np.int64, len(allowed)))
+            mask &= np.isin(self.ids[rows], np.fromiter(allowed, np.int64, len(allowed)))
         return mask
 
 
@@ -130,6 +143,8 @@ class _Entry:
         self.window_rows: dict[int, int] = {}  # position in `rows` -> row of `windows`
         self.windows = np.zeros((0, 0), np.float32)
         self.saved_n = 0  # rows held when last saved to or loaded from disk
+        self.pruned: Pruned | None = None  # large caches only (`cairn.store.sqlite.pruned`)
+        self._masks: dict[MemoryFilter, npt.NDArray[np.bool_]] = {}
 
     @classmethod
     def restored(cls, saved: dense_files.Saved) -> _Entry:
@@ -148,7 +163,43 @@ class _Entry:
         entry.window_rows = {int(p): n for n, p in enumerate(saved.window_positions.tolist())}
         entry.window_rev = saved.window_rev
         entry.saved_n = rows.n
+        if saved.pruned is not None:
+            entry.pruned = Pruned.restored(**saved.pruned)
+            entry._project_windows(np.arange(len(entry.window_rows), dtype=np.intp))
         return entry
+
+    def mask(self, filt: MemoryFilter, allowed: set[int] | None) -> npt.NDArray[np.bool_]:
+        """The filter's mask, kept per filter: an entry's filtered columns only ever grow by
+        appends (any other change is a new epoch, so a new entry), so a held mask is only
+        extended. Computing it costs ~7 ms at 100k rows under load, as much as the product."""
+        if allowed is not None:  # a tag filter: the ids it allows change without an epoch
+            return self.rows.mask(filt, allowed)
+        held = self._masks.get(filt)
+        if held is None:
+            held = self.rows.mask(filt, None)
+        elif held.shape[0] < self.rows.n:
+            held = np.concatenate([held, self.rows.mask(filt, None, held.shape[0])])
+        if len(self._masks) >= _MASKS_HELD and filt not in self._masks:
+            self._masks.clear()
+        held.flags.writeable = False
+        self._masks[filt] = held
+        return held
+
+    def append(self, rows: list[tuple[Any, ...]]) -> None:
+        vectors = self.rows.append(rows)
+        if self.pruned is not None:
+            self.pruned.append(vectors)
+
+    def prune_if_large(self) -> None:
+        """Fit the projection once the cache is large; the next save writes it."""
+        if self.pruned is None and self.rows.n >= max(PRUNE_MIN, 1):
+            self.pruned = Pruned.fitted(self.rows.matrix)
+            self._project_windows(np.arange(len(self.window_rows), dtype=np.intp))
+            self.saved_n = 0  # a save on disk without the projection is due for a rewrite
+
+    def _project_windows(self, rows: npt.NDArray[np.intp]) -> None:
+        if self.pruned is not None:
+            self.pruned.set_windows(rows, self.windows[rows], self.windows.shape[0])
 
     def to_save(self) -> dense_files.Saved:
         rows, n = self.rows, self.rows.n
@@ -163,6 +214,7 @@ class _Entry:
             window_rev=self.window_rev,
             window_positions=np.fromiter(self.window_rows, np.intp, count),
             windows=self.windows[np.fromiter(self.window_rows.values(), np.intp, count)],
+            pruned=None if self.pruned is None else self.pruned.to_save(),
         )
 
     def worth_saving(self) -> bool:
@@ -187,6 +239,7 @@ class _Entry:
             self.window_rows.update((p, used + n) for n, p in enumerate(new))
         for position, blob in fresh:
             self.windows[self.window_rows[position]] = np.frombuffer(blob, dtype=np.float32)
+        self._project_windows(np.fromiter((self.window_rows[p] for p, _ in fresh), np.intp))
 
     def scores(self, query: npt.NDArray[np.float32], windowed: bool) -> npt.NDArray[np.float32]:
         scores = self.rows.matrix.product(query)
@@ -210,10 +263,46 @@ class _Entry:
             scores = self._gathered(query, admitted, windowed)
             top = _top_k(scores, k)
             return [(int(self.rows.ids[admitted[i]]), float(scores[i])) for i in top]
+        if self.pruned is not None:
+            found = self._pruned_top(self.pruned, query, mask, k, windowed)
+            if found is not None:
+                return found
         scores = self.scores(query, windowed)
         scores[~mask] = -np.inf
         top = _top_k(scores, min(k, admitted.size))
         return [(int(self.rows.ids[i]), float(scores[i])) for i in top]
+
+    def _pruned_top(
+        self,
+        pruned: Pruned,
+        query: npt.NDArray[np.float32],
+        mask: npt.NDArray[np.bool_],
+        k: int,
+        windowed: bool,
+    ) -> list[tuple[int, float]] | None:
+        """The exact answer through the projection's bound, or None when the bound is too loose
+        for this query (the full product is then the cheaper way to the same answer)."""
+        windows = None
+        if windowed and self.window_rows:
+            count = len(self.window_rows)
+            windows = (
+                np.fromiter(self.window_rows, np.intp, count),
+                np.fromiter(self.window_rows.values(), np.intp, count),
+            )
+        approx, slack = pruned.bounds(query, windows)
+        found = exact_top(
+            approx,
+            slack,
+            mask,
+            k,
+            lambda positions: self._gathered(query, positions, windowed),
+            int(_GATHER_SHARE * self.rows.n),
+        )
+        if found is None:
+            return None
+        positions, scores = found
+        top = _top_k(scores, min(k, scores.shape[0]))
+        return [(int(self.rows.ids[positions[i]]), float(scores[i])) for i in top]
 
     def _gathered(
         self, query: npt.NDArray[np.float32], positions: npt.NDArray[np.intp], windowed: bool
@@ -248,7 +337,7 @@ class VectorIndex:
             entry = self._refresh(conn, identity)
             if entry.rows.n == 0:
                 return []
-            return entry.top(query, entry.rows.mask(filt, allowed), k, windowed=False)
+            return entry.top(query, entry.mask(filt, allowed), k, windowed=False)
 
     def similarities(
         self,
@@ -266,7 +355,7 @@ class VectorIndex:
             entry = self._refresh(conn, identity)
             if entry.rows.n == 0:
                 return {}
-            found = dict(entry.top(query, entry.rows.mask(filt, allowed), k, windowed=True))
+            found = dict(entry.top(query, entry.mask(filt, allowed), k, windowed=True))
             wanted = np.fromiter((i for i in include if i not in found), np.int64)
             if wanted.size:
                 positions = entry.rows.positions(wanted)
@@ -303,6 +392,7 @@ class VectorIndex:
                 ).fetchall()
             )
         entry.window_rev = max(entry.window_rev, rev)
+        entry.prune_if_large()
         if entry.worth_saving():
             dense_files.save(conn, self._path, identity, entry.to_save())
             entry.saved_n = entry.rows.n
@@ -324,7 +414,7 @@ def _append_new(conn: sqlite3.Connection, entry: _Entry, identity: str, known: i
     )
     appended = False
     while rows := cursor.fetchmany(_LOAD_CHUNK):
-        entry.rows.append(rows)
+        entry.append(rows)
         appended = True
     return appended
 
