@@ -26,9 +26,12 @@ categories 1-4; the runs are in docs/benchmarks.md) by measurement, not by taste
   first-pass memories (cairn.ranking.expansion, `feedback_weight`, `feedback_docs`).
 * A query naming one speaker lowers what other speakers said, ×`other_speaker`
   (cairn.ranking.speakers).
+* A query asking for a list lowers each session's later memories, ×`session_decay` per
+  better-ranked memory of the same session (cairn.ranking.breadth).
 
 `cairn bench locomo-fit` re-chooses the fusion-time constants (lexical weight, date lift,
-speaker and feedback) by leave-one-conversation-out and reports the held-out figure.
+speaker, feedback and session breadth) by leave-one-conversation-out and reports the held-out
+figure.
 
 Whether a memory covers the query enough to be returned at all is the gate's question
 (cairn.ranking.gate), asked after the relative cut.
@@ -71,6 +74,9 @@ class FusionRecipe:
     # the mean of its `feedback_docs` best first-pass memories; 0 turns it off.
     feedback_weight: float = 0.2
     feedback_docs: int = 5
+    # A list question ("What books has Tim read?") lowers each session's n-th best memory by
+    # `session_decay ** n` (cairn.ranking.breadth); 1 turns it off.
+    session_decay: float = 0.9
 
 
 RECIPE = FusionRecipe()
