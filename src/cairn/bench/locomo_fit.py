@@ -53,8 +53,8 @@ GRID: dict[str, tuple[float, ...]] = {
     "session_decay": (1.0, 0.9),
 }
 # The mechanism the "before" figure leaves out, with the value that turns it off: the breadth
-# of list questions (cairn.ranking.breadth). The speaker multiplier and the dense feedback,
-# the "after" of the previous round, are in both.
+# of list questions (cairn.ranking.breadth, off in RECIPE until this fit shows it carries over).
+# The speaker multiplier and the dense feedback, the "after" of the previous round, are in both.
 NEW_MECHANISMS = {"session_decay": 1.0}
 
 

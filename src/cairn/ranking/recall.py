@@ -19,9 +19,9 @@ Phrasings are merged by each memory's best score. The best `rerank_pool` memorie
 and multiplied by their life signals (cairn.ranking.signals: lifecycle, acts, resting, recency;
 the feedback multiplier is applied by `cairn.sessions.enrich`) and, when the query names one
 speaker of `"<speaker>: ..."` memories, by the other speakers' multiplier
-(cairn.ranking.speakers). When the query asks for a list ("What books has Tim read?"),
-each session's later memories are lowered so other sessions get a place (cairn.ranking.breadth).
-Then, with `cut`:
+(cairn.ranking.speakers). When the recipe's `session_decay` is under 1 and the query asks for
+a list ("What books has Tim read?"), each session's later memories are lowered so other
+sessions get a place (cairn.ranking.breadth; off in `RECIPE`). Then, with `cut`:
 
 5. the relative cut drops memories under 0.7 × the best score (the best stays);
 6. the gate (cairn.ranking.gate), at every store size, drops a memory neither close to the
