@@ -64,14 +64,15 @@ def test_the_grid_lists_the_shipped_recipe_first_and_refuses_an_empty_axis() -> 
         recipes({"lexical_weight": ()})
 
 
-def test_before_is_the_grid_without_the_new_mechanisms() -> None:
-    grid = {"other_speaker": (1.0, 0.8), "feedback_weight": (0.0, 0.2)}
+def test_before_is_the_grid_without_the_new_mechanism() -> None:
+    grid = {"session_decay": (1.0, 0.9), "feedback_weight": (0.0, 0.2)}
     listed = recipes(grid)
-    # Only the recipe with both mechanisms on is any good: "before" cannot reach it.
+    # Only the recipe with the session breadth on is any good: "before" cannot reach it, while
+    # the older mechanisms (feedback) stay in both.
     table = {
         name: [
             scores((1.0, 1.0))
-            if r.other_speaker == 0.8 and r.feedback_weight == 0.2
+            if r.session_decay == 0.9 and r.feedback_weight == 0.2
             else scores((0.0, 0.0))
             for r in listed
         ]
@@ -80,7 +81,8 @@ def test_before_is_the_grid_without_the_new_mechanisms() -> None:
     result = summarise(table, listed, "turns")
     assert result["held_out"]["all"] == {"R@5": 1.0, "R@10": 1.0}
     assert result["held_out_before"]["all"] == {"R@5": 0.0, "R@10": 0.0}
-    assert all(f["chosen"]["other_speaker"] == 1.0 for f in result["folds_before"])
+    assert all(f["chosen"]["session_decay"] == 1.0 for f in result["folds_before"])
+    assert {f["chosen"]["feedback_weight"] for f in result["folds_before"]} <= {0.0, 0.2}
     assert "| all | 0.000 | 0.000 | 1.000 | 1.000 |" in render_fit(result)
 
 
@@ -95,7 +97,7 @@ def data(tmp_path: Path) -> Path:
 
 def test_the_fit_runs_the_product_ranking_on_every_recipe(data: Path, tmp_path: Path) -> None:
     settings = Settings.from_env().with_overrides(home=tmp_path / "home")
-    grid = {"other_speaker": (1.0, 0.8), "feedback_weight": (0.0, 0.2)}
+    grid = {"other_speaker": (1.0, 0.8), "session_decay": (1.0, 0.9)}
     result = fit_locomo(data, embedder=HashingEmbedder(), settings=settings, grid=grid)
     assert result["conversations"] == ["7", "8"] and result["recipes"] == 4
     assert [f["held_out"] for f in result["folds"]] == ["7", "8"]

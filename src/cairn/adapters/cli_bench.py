@@ -151,7 +151,7 @@ def locomo_fit(
     data: Path, mode: str, conversations: tuple[str, ...], max_questions: int | None, as_json: bool
 ) -> None:
     """The fusion's constants chosen by leave-one-conversation-out: held-out R@5/R@10 before
-    and after the speaker and feedback mechanisms, per category, and each fold's choice."""
+    and after the session breadth of list questions, per category, and each fold's choice."""
     from cairn.bench.locomo_fit import fit_locomo, render_fit
 
     result = fit_locomo(

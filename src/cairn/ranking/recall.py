@@ -19,7 +19,9 @@ Phrasings are merged by each memory's best score. The best `rerank_pool` memorie
 and multiplied by their life signals (cairn.ranking.signals: lifecycle, acts, resting, recency;
 the feedback multiplier is applied by `cairn.sessions.enrich`) and, when the query names one
 speaker of `"<speaker>: ..."` memories, by the other speakers' multiplier
-(cairn.ranking.speakers). Then, with `cut`:
+(cairn.ranking.speakers). When the recipe's `session_decay` is under 1 and the query asks for
+a list ("What books has Tim read?"), each session's later memories are lowered so other
+sessions get a place (cairn.ranking.breadth; off in `RECIPE`). Then, with `cut`:
 
 5. the relative cut drops memories under 0.7 × the best score (the best stays);
 6. the gate (cairn.ranking.gate), at every store size, drops a memory neither close to the
@@ -50,6 +52,7 @@ import numpy as np
 from cairn.context import Context
 from cairn.embeddings.base import Vector
 from cairn.models import Memory
+from cairn.ranking.breadth import asks_for_many, session_spread
 from cairn.ranking.dates import DayRange, occurred_within, query_ranges
 from cairn.ranking.expansion import expanded_query, feedback_ids
 from cairn.ranking.fusion import (
@@ -170,6 +173,8 @@ def retrieve_noting(
         (_scored(memories[i], best[i][1], now, speaker[i]) for i in top if i in memories),
         key=lambda s: (-round(s.score, 6), -s.memory.id),
     )
+    if recipe.session_decay != 1.0 and asks_for_many(query.text):
+        ranked = _spread(ranked, recipe.session_decay)
     if query.cut:
         ranked = _relative_cut(ranked)
         ranked = judge(ctx, ranked, {i: best[i][1] for i in best}, query.filt, query.limit)
@@ -330,6 +335,18 @@ def _scored(memory: Memory, phrasing: Phrasing, now: datetime, speaker: float = 
         parts["speaker"] = speaker
     score = phrasing.score(memory_id) * speaker * math.prod(factors.values())
     return Scored(memory, score, parts=parts, stale=stale)
+
+
+def _spread(ranked: list[Scored], decay: float) -> list[Scored]:
+    """A list question's ranking with each session's later memories lowered (breadth)."""
+    factors = session_spread([(s.memory.id, s.memory.session_id) for s in ranked], decay)
+    spread = [
+        replace(s, score=s.score * factors[s.memory.id], parts={**s.parts, "breadth": factor})
+        if (factor := factors[s.memory.id]) != 1.0
+        else s
+        for s in ranked
+    ]
+    return sorted(spread, key=lambda s: (-round(s.score, 6), -s.memory.id))
 
 
 def _relative_cut(ranked: list[Scored]) -> list[Scored]:
