@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from cairn import Cairn
 from cairn.config import Settings
@@ -14,6 +16,15 @@ from clocks import FakeClock
 from postgres_fixture import postgres_database_url, postgres_url
 
 __all__ = ["FakeClock", "postgres_database_url", "postgres_url"]  # fixtures, re-exported for pytest
+
+# Hypothesis' default 200 ms deadline per example, and its too-slow health check, are wall-clock
+# assertions: on a shared 2-core box under load an example of a correct property can take longer
+# and the test fails at random (seen here: a vector property failed once and its seed did not
+# reproduce). Speed is measured by `cairn bench`, never asserted in tests.
+hypothesis_settings.register_profile(
+    "cairn", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+hypothesis_settings.load_profile("cairn")
 
 
 @pytest.fixture
