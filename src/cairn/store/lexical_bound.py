@@ -16,8 +16,11 @@ renders it in its own query language.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
+
+Row = TypeVar("Row")
 
 EXACT_MATCHES = 5000
 LARGE_STORE = 50_000  # documents; below this the exact query always runs
@@ -30,6 +33,20 @@ class Bound:
 
     rare: tuple[str, ...]
     groups: tuple[tuple[str, ...], ...]
+
+
+def bounded_or_exact(
+    ranked: Callable[[str | None], list[Row]], bounded: str | None, limit: int
+) -> list[Row]:
+    """The bounded pool when it fills `limit` rows, else the exact ranking (`ranked(None)`).
+
+    A short pool may have left out a row the exact ranking would keep, so it is never returned.
+    """
+    if bounded is not None:
+        rows = ranked(bounded)
+        if len(rows) >= limit:
+            return rows
+    return ranked(None)
 
 
 def plan(

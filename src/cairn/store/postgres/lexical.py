@@ -147,12 +147,11 @@ def lexical_candidates(
     wanted = _distinct(terms)
     if not wanted or limit <= 0 or not filt.scopes:
         return []
-    bounded = bounded_query(wanted, stats)
-    if bounded is not None:
-        rows = _ranked(conn, filt, wanted, limit, stats, bounded)
-        if len(rows) >= limit:
-            return rows
-    return _ranked(conn, filt, wanted, limit, stats, None)
+    return lexical_bound.bounded_or_exact(
+        lambda bounded: _ranked(conn, filt, wanted, limit, stats, bounded),
+        bounded_query(wanted, stats),
+        limit,
+    )
 
 
 def _ranked(

@@ -39,11 +39,9 @@ def candidates(
         return []
     pruned = _pruned_expression(conn, distinct, cache)
     everything = _admits_everything(conn, filt, cache)
-    if pruned is not None:
-        rows = _query(conn, filt, distinct, limit, pruned, everything)
-        if len(rows) >= limit:
-            return rows
-    return _query(conn, filt, distinct, limit, None, everything)
+    return lexical_bound.bounded_or_exact(
+        lambda bounded: _query(conn, filt, distinct, limit, bounded, everything), pruned, limit
+    )
 
 
 def _query(
