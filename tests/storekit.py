@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -80,3 +81,15 @@ def new_event(**overrides: Any) -> NewEvent:
 
 def doc(content: str, tags: str = "", source_ref: str = "", reason: str = "") -> LexicalDoc:
     return LexicalDoc(content=content, tags=tags, source_ref=source_ref, reason=reason)
+
+
+def joined_averages(conn: sqlite3.Connection, scope: str) -> tuple[Any, ...]:
+    """Active current documents of `scope` and their mean field lengths, by a plain join: what
+    the store's kept or shortcut averages must equal."""
+    row = conn.execute(
+        "SELECT count(*), avg(l.content), avg(l.tags), avg(l.source_ref), avg(l.reason), "
+        "avg(l.context) FROM lexical_lengths l JOIN memories m ON m.id = l.memory_id "
+        "WHERE m.scope = ? AND m.status = 'active' AND m.until IS NULL",
+        (scope,),
+    ).fetchone()
+    return tuple(row)

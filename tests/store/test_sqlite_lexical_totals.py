@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.storekit import active, at, doc, new_memory
+from tests.storekit import active, at, doc, joined_averages, new_memory
 
 from cairn.store.base import LexicalDoc
 from cairn.store.sqlite import lexical
@@ -91,11 +91,7 @@ def test_the_kept_totals_equal_a_scan_after_any_writes(
         assert _kept(store) == _scanned(store)
     filt = active("project:a")
     conn = store._db.get()
-    joined = conn.execute(
-        "SELECT count(*), avg(l.content), avg(l.tags), avg(l.source_ref), avg(l.reason), "
-        "avg(l.context) FROM lexical_lengths l JOIN memories m ON m.id = l.memory_id "
-        "WHERE m.scope = 'project:a' AND m.status = 'active' AND m.until IS NULL"
-    ).fetchone()
+    joined = joined_averages(conn, "project:a")
     found = lexical.averages(conn, filt, {})
     assert found[0] == joined[0]
     assert found[1:] == pytest.approx(joined[1:])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.storekit import active, doc, new_memory
+from tests.storekit import active, doc, joined_averages, new_memory
 
 from cairn.errors import InvalidInput
 from cairn.store.bulk import BulkMemory
@@ -337,11 +337,7 @@ def test_bulk_add_stores_what_add_memory_stores(tmp_path: Path) -> None:
 def test_average_lengths_are_the_same_with_or_without_the_join(small: SqliteStore) -> None:
     filt = active("project:a")
     conn = small._db.get()
-    joined = conn.execute(
-        "SELECT count(*), avg(l.content), avg(l.tags), avg(l.source_ref), avg(l.reason), "
-        "avg(l.context) FROM lexical_lengths l JOIN memories m ON m.id = l.memory_id "
-        "WHERE m.scope = 'project:a' AND m.status = 'active' AND m.until IS NULL"
-    ).fetchone()
+    joined = joined_averages(conn, "project:a")
     assert lexical.averages(conn, filt, {}) == pytest.approx(joined)
     small.update_memory(1, {"status": "retired"})
     after = lexical.averages(conn, filt, {})

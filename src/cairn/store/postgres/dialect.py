@@ -26,7 +26,7 @@ class PostgresDialect(Dialect):
     chunk = 0
 
     def sql(self, text: str) -> str:
-        return _placeholders(text)
+        return _psycopg_marks(text)
 
     def time(self, value: datetime) -> datetime:
         return as_utc(value)
@@ -71,7 +71,7 @@ class PostgresDialect(Dialect):
         )
 
     def has_glob(self, column: str) -> str:
-        # chr(63) is `?`, which a shared statement may not hold (it is the placeholder).
+        # chr(63) is `?`, which a shared statement may not hold (it is the parameter mark).
         return f"({column} ~ '[*[]' OR strpos({column}, chr(63)) > 0)"
 
     def insert_id(self, conn: Conn, sql: str, params: Sequence[Any]) -> int:
@@ -84,7 +84,7 @@ class PostgresDialect(Dialect):
 
 
 @lru_cache(maxsize=1024)
-def _placeholders(text: str) -> str:
+def _psycopg_marks(text: str) -> str:
     # Shared statements hold no literal `?` or `%`: values always travel as parameters.
     return text.replace("%", "%%").replace("?", "%s")
 

@@ -1,6 +1,6 @@
 """SQL fragments the SQLite store's own queries (dense and lexical search) are built from: a
 `MemoryFilter` as a WHERE clause (the shared one, `cairn.store.sql.filters`), an FTS5 match
-expression and placeholder lists. Id chunks are the dialect's (`SQLITE.chunks`)."""
+expression and lists of `?` parameter marks. Id chunks are the dialect's (`SQLITE.chunks`)."""
 
 from __future__ import annotations
 
