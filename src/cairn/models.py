@@ -43,9 +43,16 @@ def default_durability(memory_type: str) -> str:
     return "semantic"
 
 
+@dataclass(frozen=True)
 class Numbered:
     """A stored, numbered record, named outside the core by its ref `<REF>_<id>` (`mem_12`,
-    `ep_7`), which `refs.py` parses."""
+    `ep_7`), which `refs.py` parses.
+
+    A dataclass so that `id` is the first field of a record that also inherits the fields of
+    its unnumbered `New...` twin (`class Memory(MemoryFields, Numbered)`): fields are ordered
+    from the last base to the first. Empty slots, so each slotted subclass holds `id` itself
+    and may sit beside another slotted base.
+    """
 
     __slots__ = ()
     REF: ClassVar[str]
@@ -62,11 +69,10 @@ RecallKind = Literal["memories", "pages", "all"]
 
 
 @dataclass(frozen=True, slots=True)
-class Memory(Numbered):
-    """One stored version of a claim, as the store holds it."""
+class MemoryFields:
+    """What a memory says and where it came from: shared by the stored `Memory` and the
+    `NewMemory` a store is handed to insert."""
 
-    REF: ClassVar[str] = "mem"
-    id: int
     scope: str
     type: str
     content: str
@@ -87,6 +93,14 @@ class Memory(Numbered):
     content_hash: str
     written_at: datetime
     occurred_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Memory(MemoryFields, Numbered):
+    """One stored version of a claim, as the store holds it: `id`, then the `MemoryFields`,
+    then its lifecycle (the column order of `MEMORY_COLUMNS`)."""
+
+    REF: ClassVar[str] = "mem"
     until: datetime | None
     replaces: int | None
     replaced_by: int | None
@@ -101,29 +115,9 @@ class Memory(Numbered):
 
 
 @dataclass(frozen=True, slots=True)
-class NewMemory:
+class NewMemory(MemoryFields):
     """What the core hands a store to insert; the store assigns the id."""
 
-    scope: str
-    type: str
-    content: str
-    summary: str
-    durability: str
-    weight: float
-    tags: tuple[str, ...]
-    reason: str | None
-    source_ref: str | None
-    pinned: bool
-    branch: str | None
-    session_id: str | None
-    source_event_id: int | None
-    diff_text: str | None
-    diff_files: tuple[str, ...]
-    error_trace: str | None
-    integration: str | None
-    content_hash: str
-    written_at: datetime
-    occurred_at: datetime
     replaces: int | None = None
 
 

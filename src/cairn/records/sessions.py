@@ -65,9 +65,7 @@ class StoredAssessment:
 
 
 @dataclass(frozen=True, slots=True)
-class Procedure(Numbered):
-    REF: ClassVar[str] = "proc"
-    id: int
+class NewProcedure:
     scope: str
     goal: str
     summary: str
@@ -76,10 +74,17 @@ class Procedure(Numbered):
     caveats: tuple[str, ...]
     outcome: str
     outcome_summary: str
-    evidence: ProcedureEvidence
     session_id: str | None
     content_hash: str
     written_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Procedure(NewProcedure, Numbered):
+    """A stored procedure: `id`, what was inserted, and what feedback has accumulated since."""
+
+    REF: ClassVar[str] = "proc"
+    evidence: ProcedureEvidence
     updated_at: datetime
     contributions: tuple[Contribution, ...] = ()  # newest first, at most three
 
@@ -104,37 +109,6 @@ class Procedure(Numbered):
 
 
 @dataclass(frozen=True, slots=True)
-class NewProcedure:
-    scope: str
-    goal: str
-    summary: str
-    context: Mapping[str, Any]
-    steps: tuple[str, ...]
-    caveats: tuple[str, ...]
-    outcome: str
-    outcome_summary: str
-    session_id: str | None
-    content_hash: str
-    written_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class Episode(Numbered):
-    """A session's record, written when it is committed or ended."""
-
-    REF: ClassVar[str] = "ep"
-    id: int
-    session_id: str
-    scope: str
-    task: str
-    outcome: str
-    summary: str
-    procedure_id: int | None
-    started_at: datetime
-    ended_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
 class NewEpisode:
     session_id: str
     scope: str
@@ -144,6 +118,13 @@ class NewEpisode:
     procedure_id: int | None
     started_at: datetime
     ended_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Episode(NewEpisode, Numbered):
+    """A session's record, written when it is committed or ended: `id`, then what was inserted."""
+
+    REF: ClassVar[str] = "ep"
 
 
 @dataclass(frozen=True, slots=True)
