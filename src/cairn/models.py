@@ -71,7 +71,9 @@ RecallKind = Literal["memories", "pages", "all"]
 @dataclass(frozen=True, slots=True)
 class MemoryFields:
     """What a memory says and where it came from: shared by the stored `Memory` and the
-    `NewMemory` a store is handed to insert."""
+    `NewMemory` a store is handed to insert. A class of its own (where `Procedure` inherits
+    `NewProcedure` whole) because `NewMemory.replaces` has a default, while `Memory` keeps
+    `replaces` among its required lifecycle fields, in column order."""
 
     scope: str
     type: str
