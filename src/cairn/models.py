@@ -124,11 +124,9 @@ class NewMemory(MemoryFields):
 
 
 @dataclass(frozen=True, slots=True)
-class Event(Numbered):
-    """An append-only record of one call."""
+class NewEvent:
+    """One call as the core hands it to a store to append; the store assigns the id."""
 
-    REF: ClassVar[str] = "evt"
-    id: int
     kind: str
     scope: str | None
     session_id: str | None
@@ -139,14 +137,10 @@ class Event(Numbered):
 
 
 @dataclass(frozen=True, slots=True)
-class NewEvent:
-    kind: str
-    scope: str | None
-    session_id: str | None
-    at: datetime
-    integration: str | None
-    memory_id: int | None
-    payload: Mapping[str, Any]
+class Event(NewEvent, Numbered):
+    """An append-only record of one call: `id`, then what was appended (the `events` columns)."""
+
+    REF: ClassVar[str] = "evt"
 
 
 @dataclass(frozen=True, slots=True)
