@@ -299,10 +299,12 @@ class Contribution:
 
 
 @dataclass(frozen=True, slots=True)
-class ProcedureHit:
-    """A procedure as recall and activate return it: evidence from past work, not an order."""
+class ProcedureFields:
+    """What a procedure teaches and where it applies: shared by the stored procedure (and the
+    `NewProcedure` a store is handed, in the column order of `procedures`) and the
+    `ProcedureHit` recall returns."""
 
-    procedure_id: str
+    scope: str
     goal: str
     summary: str
     context: Mapping[str, Any]
@@ -310,9 +312,15 @@ class ProcedureHit:
     caveats: tuple[str, ...]
     outcome: str
     outcome_summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProcedureHit(ProcedureFields):
+    """A procedure as recall and activate return it: evidence from past work, not an order."""
+
+    procedure_id: str
     evidence: ProcedureEvidence
     contributions: tuple[Contribution, ...]
-    scope: str
     score: float = 0.0
     explain: Mapping[str, float] | None = None
 
