@@ -15,7 +15,9 @@ from typing import Any, ClassVar
 
 from cairn.models import Contribution, Numbered, ProcedureEvidence, ProcedureFields, ProcedureHit
 
-TALLIES: tuple[str, ...] = ("used", "not_used", "helped", "no_effect", "harmed", "unknown")
+# The tallies feedback increments: the fields of `ProcedureEvidence`, which is built from the
+# tally columns of `procedures` in this order.
+TALLIES: tuple[str, ...] = tuple(f.name for f in fields(ProcedureEvidence))
 
 
 @dataclass(frozen=True, slots=True)
