@@ -124,11 +124,9 @@ class NewMemory(MemoryFields):
 
 
 @dataclass(frozen=True, slots=True)
-class Event(Numbered):
-    """An append-only record of one call."""
+class NewEvent:
+    """One call as the core hands it to a store to append; the store assigns the id."""
 
-    REF: ClassVar[str] = "evt"
-    id: int
     kind: str
     scope: str | None
     session_id: str | None
@@ -139,14 +137,10 @@ class Event(Numbered):
 
 
 @dataclass(frozen=True, slots=True)
-class NewEvent:
-    kind: str
-    scope: str | None
-    session_id: str | None
-    at: datetime
-    integration: str | None
-    memory_id: int | None
-    payload: Mapping[str, Any]
+class Event(NewEvent, Numbered):
+    """An append-only record of one call: `id`, then what was appended (the `events` columns)."""
+
+    REF: ClassVar[str] = "evt"
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,10 +299,12 @@ class Contribution:
 
 
 @dataclass(frozen=True, slots=True)
-class ProcedureHit:
-    """A procedure as recall and activate return it: evidence from past work, not an order."""
+class ProcedureFields:
+    """What a procedure teaches and where it applies: shared by the stored procedure (and the
+    `NewProcedure` a store is handed, in the column order of `procedures`) and the
+    `ProcedureHit` recall returns."""
 
-    procedure_id: str
+    scope: str
     goal: str
     summary: str
     context: Mapping[str, Any]
@@ -316,9 +312,15 @@ class ProcedureHit:
     caveats: tuple[str, ...]
     outcome: str
     outcome_summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProcedureHit(ProcedureFields):
+    """A procedure as recall and activate return it: evidence from past work, not an order."""
+
+    procedure_id: str
     evidence: ProcedureEvidence
     contributions: tuple[Contribution, ...]
-    scope: str
     score: float = 0.0
     explain: Mapping[str, float] | None = None
 

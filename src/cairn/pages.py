@@ -151,11 +151,8 @@ def _refresh_file(
 
 
 def _chunks_of(store: Store, scope: str, path: str) -> list[PageChunk]:
-    return [
-        PageChunk(p.path, p.heading, p.line_start, p.line_end, p.text, p.digest)
-        for p in store.pages_in(scope)
-        if p.path == path
-    ]
+    # A stored page is the chunk it was indexed from, so it is written back as it is.
+    return [page for page in store.pages_in(scope) if page.path == path]
 
 
 # chunking ---------------------------------------------------------------------------------

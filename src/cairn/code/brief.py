@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from cairn.code import git
-from cairn.code.records import BranchBrief, BriefCommit, BriefItem
+from cairn.code.records import BranchBrief, BriefItem
 from cairn.context import Context
 from cairn.records.code import BriefSession
 from cairn.scope import visible_scopes
@@ -75,10 +75,7 @@ def branch_brief(
         for m in store.branch_memories(visible_scopes(scope), branch, OPEN_TYPES, OPEN_ITEMS)
     )
     base = git.default_branch(root, branch)
-    commits = tuple(
-        BriefCommit(c.sha, c.subject, c.author, c.at)
-        for c in git.recent_commits(root, branch, base=base, limit=RECENT_COMMITS)
-    )
+    commits = tuple(git.recent_commits(root, branch, base=base, limit=RECENT_COMMITS))
     return BranchBrief(branch, scope, goal, source, items, sessions, commits, base)
 
 

@@ -10,10 +10,10 @@ block a write or a recall.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from cairn.code.records import BriefCommit
 from cairn.gitproc import git_output
 from cairn.timeutil import as_utc
 
@@ -29,14 +29,6 @@ _MERGE_SUBJECTS = (
 _REFLOG_MERGE = re.compile(r"^merge (\S+?):")
 _DEFAULT_BRANCHES = ("main", "master", "trunk", "develop")
 _FIELD = "\x1f"
-
-
-@dataclass(frozen=True, slots=True)
-class CommitLine:
-    sha: str
-    subject: str
-    author: str
-    at: datetime
 
 
 def run(directory: Path, *args: str) -> str | None:
@@ -147,14 +139,14 @@ def default_branch(directory: Path, current: str | None) -> str | None:
 
 def recent_commits(
     directory: Path, branch: str, *, base: str | None, limit: int
-) -> list[CommitLine]:
+) -> list[BriefCommit]:
     """The branch's newest commits not on `base` (all its newest ones when there are none)."""
     fmt = _FIELD.join(("%H", "%s", "%an", "%aI"))
     spec = [f"{base}..refs/heads/{branch}"] if base else [f"refs/heads/{branch}"]
     out = run(directory, "log", f"-n{limit}", f"--format={fmt}", *spec)
     if base and not out:
         out = run(directory, "log", f"-n{limit}", f"--format={fmt}", f"refs/heads/{branch}")
-    commits: list[CommitLine] = []
+    commits: list[BriefCommit] = []
     for line in (out or "").splitlines():
         parts = line.split(_FIELD)
         if len(parts) != 4:
@@ -163,7 +155,7 @@ def recent_commits(
             at = as_utc(datetime.fromisoformat(parts[3]))
         except ValueError:
             continue
-        commits.append(CommitLine(parts[0], parts[1], parts[2], at))
+        commits.append(BriefCommit(parts[0], parts[1], parts[2], at))
     return commits
 
 

@@ -61,16 +61,10 @@ class NewAct:
 
 
 @dataclass(frozen=True, slots=True)
-class ActRow(Numbered):
+class ActRow(NewAct, Numbered):
+    """A stored act: `id`, what was inserted, and when it was undone (the `acts` columns)."""
+
     REF: ClassVar[str] = "act"
-    id: int
-    scope: str
-    kind: str
-    subject: str
-    at: datetime
-    integration: str | None
-    effects: tuple[Mapping[str, Any], ...]
-    detail: Mapping[str, Any]
     undone_at: datetime | None = None
 
 

@@ -32,15 +32,11 @@ class PageChunk:
 
 
 @dataclass(frozen=True, slots=True)
-class Page(Numbered):
-    """An indexed chunk with its ref number (`doc_<id>`)."""
+class Page(PageChunk, Numbered):
+    """An indexed chunk with its ref number (`doc_<id>`) and the scope whose index holds it.
+
+    Its fields are not in the `pages` column order (`scope` comes last), so the store reads
+    it by name."""
 
     REF: ClassVar[str] = "doc"
-    id: int
     scope: str
-    path: str
-    heading: str
-    line_start: int
-    line_end: int
-    text: str
-    digest: str

@@ -9,13 +9,15 @@ the core names them by ref (`ret_12`, `proc_3`, `ep_7`). Session ids are random
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, ClassVar
 
-from cairn.models import Contribution, Numbered, ProcedureEvidence, ProcedureHit
+from cairn.models import Contribution, Numbered, ProcedureEvidence, ProcedureFields, ProcedureHit
 
-TALLIES: tuple[str, ...] = ("used", "not_used", "helped", "no_effect", "harmed", "unknown")
+# The tallies feedback increments: the fields of `ProcedureEvidence`, which is built from the
+# tally columns of `procedures` in this order.
+TALLIES: tuple[str, ...] = tuple(f.name for f in fields(ProcedureEvidence))
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,15 +67,9 @@ class StoredAssessment:
 
 
 @dataclass(frozen=True, slots=True)
-class NewProcedure:
-    scope: str
-    goal: str
-    summary: str
-    context: Mapping[str, Any]
-    steps: tuple[str, ...]
-    caveats: tuple[str, ...]
-    outcome: str
-    outcome_summary: str
+class NewProcedure(ProcedureFields):
+    """What the core hands a store to insert: what the procedure teaches, and its origin."""
+
     session_id: str | None
     content_hash: str
     written_at: datetime
@@ -91,18 +87,12 @@ class Procedure(NewProcedure, Numbered):
     def as_hit(
         self, score: float = 0.0, explain: Mapping[str, float] | None = None
     ) -> ProcedureHit:
+        taught = {f.name: getattr(self, f.name) for f in fields(ProcedureFields)}
         return ProcedureHit(
+            **taught,
             procedure_id=self.ref,
-            goal=self.goal,
-            summary=self.summary,
-            context=self.context,
-            steps=self.steps,
-            caveats=self.caveats,
-            outcome=self.outcome,
-            outcome_summary=self.outcome_summary,
             evidence=self.evidence,
             contributions=self.contributions,
-            scope=self.scope,
             score=round(score, 6),
             explain=explain,
         )
