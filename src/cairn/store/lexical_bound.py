@@ -10,12 +10,17 @@ stay under `EXACT_MATCHES` rows (term occurrences taken as independent). Every r
 ranked with all the query's terms; a row holding fewer common words and no rare one is left out,
 although the ranking could have put it in the pool (a very short one, say), which is the price.
 When the pool comes out short, each backend runs its exact query. The plan is pure; each backend
-renders it in its own query language.
+renders it in its own query language through `render`.
+
+"At least m of these n terms" is rendered factored, `(t1 AND atleast(rest, m-1)) OR
+atleast(rest, m)`, not as the flat OR of every m-term conjunction: the flat form names each
+common term C(n-1, m-1) times, and the engine reads the term's postings once per mention
+(measured at 100k on FTS5: 5.9 ms for the flat form of a typical query, 4.1 ms factored, the
+same rows).
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -24,15 +29,38 @@ Row = TypeVar("Row")
 
 EXACT_MATCHES = 5000
 LARGE_STORE = 50_000  # documents; below this the exact query always runs
-_MAX_COMMON = 6  # at most C(6, 3) = 20 conjunctions in the pruned expression
+_MAX_COMMON = 6  # at most 6 common terms in the "at least m of them" part
 
 
 @dataclass(frozen=True, slots=True)
 class Bound:
-    """Rank a row when it holds any of `rare`, or every term of one of `groups`."""
+    """Rank a row when it holds any of `rare`, or at least `at_least` of `common` (none when
+    `common` is empty)."""
 
     rare: tuple[str, ...]
-    groups: tuple[tuple[str, ...], ...]
+    common: tuple[str, ...]
+    at_least: int
+
+
+def render(bound: Bound, term: Callable[[str], str], both: str, either: str) -> str:
+    """The bound as a query: `term` quotes one term, `both` and `either` are the engine's AND
+    and OR operators (with their spaces)."""
+    parts = [term(t) for t in bound.rare]
+    if bound.common:
+        parts.append(_at_least([term(t) for t in bound.common], bound.at_least, both, either))
+    return either.join(parts)
+
+
+def _at_least(terms: list[str], m: int, both: str, either: str) -> str:
+    """Rows holding at least `m` (1 <= m <= len(terms)) of the quoted `terms`, each named as
+    few times as the recursion needs."""
+    if m == 1:
+        return terms[0] if len(terms) == 1 else "(" + either.join(terms) + ")"
+    if m == len(terms):
+        return "(" + both.join(terms) + ")"
+    first, rest = terms[0], terms[1:]
+    taken = f"({first}{both}{_at_least(rest, m - 1, both, either)})"
+    return f"({taken}{either}{_at_least(rest, m, both, either)})"
 
 
 def bounded_or_exact(
@@ -65,14 +93,13 @@ def plan(
     rare = [t for t in terms if frequency.get(t, 0) <= exact_matches / len(terms)]
     common = sorted((t for t in terms if t not in rare), key=lambda t: frequency.get(t, 0))
     common = common[:_MAX_COMMON]
-    groups: list[tuple[str, ...]] = []
-    if len(common) >= 2:
-        shares = [frequency.get(t, 0) / total for t in common]
-        at_least = smallest_share(shares, exact_matches / total)
-        groups = list(itertools.combinations(common, at_least))
-    if not rare and not groups:
+    if len(common) < 2:
+        common = []  # one common term alone bounds nothing
+    if not rare and not common:
         return None
-    return Bound(tuple(rare), tuple(groups))
+    shares = [frequency.get(t, 0) / total for t in common]
+    at_least = smallest_share(shares, exact_matches / total) if common else 0
+    return Bound(tuple(rare), tuple(common), at_least)
 
 
 def smallest_share(shares: list[float], budget: float) -> int:

@@ -135,9 +135,7 @@ def bounded_query(terms: Sequence[str], stats: LexicalStats) -> str | None:
     )
     if bound is None:
         return None
-    parts = [term_query(term) for term in bound.rare]
-    parts += ["(" + " & ".join(term_query(t) for t in group) + ")" for group in bound.groups]
-    return " | ".join(parts)
+    return lexical_bound.render(bound, term_query, " & ", " | ")
 
 
 def lexical_candidates(

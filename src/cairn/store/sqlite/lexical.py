@@ -19,7 +19,7 @@ from typing import Any
 
 from cairn.store import lexical_bound
 from cairn.store.base import LexicalDoc, LexicalRow, MemoryFilter
-from cairn.store.lexical_bound import plan
+from cairn.store.lexical_bound import plan, render
 from cairn.store.sqlite.sql import filter_sql, match_expression
 
 POOL_RANK = "bm25(lexical, 1.0, 0.7, 0.5, 0.3, 0.45)"
@@ -86,11 +86,7 @@ def _pruned_expression(
     bound = plan(terms, frequency, _document_count(conn, cache), EXACT_MATCHES, LARGE_STORE)
     if bound is None:
         return None
-    parts = [match_expression([term]) for term in bound.rare]
-    parts += [
-        "(" + " AND ".join(match_expression([t]) for t in group) + ")" for group in bound.groups
-    ]
-    return " OR ".join(parts)
+    return render(bound, lambda term: match_expression([term]), " AND ", " OR ")
 
 
 def _document_frequency(conn: sqlite3.Connection, term: str, cache: dict[Any, Any]) -> int:

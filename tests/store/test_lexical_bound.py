@@ -1,0 +1,78 @@
+"""The bounded pool's plan, rendered: the factored "at least m of n" admits exactly the rows the
+bound means, and names each common term fewer times than the flat OR of conjunctions."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cairn.store.lexical_bound import Bound, plan, render
+
+TERMS = [f"t{i}" for i in range(8)]
+
+
+def holds(expression: str, present: set[str]) -> bool:
+    """Evaluate a rendered expression (terms quoted `"t3"`, operators ` AND `/` OR `) for a row
+    holding `present`, by rewriting it into a Python boolean."""
+    python = re.sub(r'"(t\d+)"', lambda m: str(m.group(1) in present), expression)
+    python = python.replace(" AND ", " and ").replace(" OR ", " or ")
+    assert set(re.sub(r"True|False|and|or|[() ]", "", python)) == set()  # nothing else in it
+    return bool(eval(python))  # safe: only True/False/and/or/parentheses are left (checked)
+
+
+def quoted(term: str) -> str:
+    return f'"{term}"'
+
+
+@st.composite
+def bounds(draw: st.DrawFn) -> Bound:
+    terms = draw(st.lists(st.sampled_from(TERMS), min_size=1, max_size=8, unique=True))
+    split = draw(st.integers(0, len(terms)))
+    rare, common = terms[:split], terms[split:]
+    if len(common) < 2:
+        return Bound(tuple(terms), (), 0)
+    return Bound(tuple(rare), tuple(common), draw(st.integers(2, len(common))))
+
+
+@given(bounds())
+def test_a_row_passes_when_it_holds_a_rare_term_or_enough_common_ones(bound: Bound) -> None:
+    expression = render(bound, quoted, " AND ", " OR ")
+    named = [*bound.rare, *bound.common]
+    for present in subsets(named):  # every row the bound could meet, at most 2^8
+        expected = bool(present & set(bound.rare)) or (
+            bool(bound.common) and len(present & set(bound.common)) >= bound.at_least
+        )
+        assert holds(expression, present) is expected, (expression, present)
+
+
+def subsets(terms: list[str]) -> list[set[str]]:
+    return [
+        set(chosen) for k in range(len(terms) + 1) for chosen in itertools.combinations(terms, k)
+    ]
+
+
+def test_the_factored_form_names_common_terms_less_often_than_the_flat_one() -> None:
+    common = tuple(TERMS[:6])
+    factored = render(Bound((), common, 3), quoted, " AND ", " OR ")
+    flat = " OR ".join(
+        "(" + " AND ".join(map(quoted, group)) + ")" for group in itertools.combinations(common, 3)
+    )
+    assert factored.count('"t') < flat.count('"t')  # 60 mentions in the flat form
+    for present in map(
+        set, itertools.chain.from_iterable(itertools.combinations(common, k) for k in range(7))
+    ):
+        assert holds(factored, present) is holds(flat, present)
+
+
+def test_the_plan_keeps_rare_terms_alone_and_orders_common_ones_rarest_first() -> None:
+    frequency = {"a": 40_000, "b": 30_000, "c": 20_000, "rare": 100}
+    bound = plan(["a", "b", "c", "rare"], frequency, total=100_000)
+    assert bound is not None
+    assert bound.rare == ("rare",)
+    assert bound.common == ("c", "b", "a")
+    assert 2 <= bound.at_least <= 3
+    assert plan(["a", "b"], {"a": 10, "b": 10}, total=100_000) is None  # cheap: rank them all
+    assert plan(["a", "b", "c"], frequency, total=10_000) is None  # small store
