@@ -171,6 +171,13 @@ def _items(conv: Conversation, session: Session, mode: str) -> list[dict[str, An
     ]
 
 
+def conversations_by_mode(data: Path, mode: str, names: Sequence[str] | None) -> list[Conversation]:
+    """The conversations a run asks, once `mode` is known to be one `ingest` stores by."""
+    if mode not in MODES:
+        raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)}.")
+    return load_conversations(Path(data), names)
+
+
 def ingest(mem: Cairn, conv: Conversation, scope: str, mode: str) -> dict[str, tuple[str, ...]]:
     """Store the conversation; returns each memory ref's dia_ids."""
     refs: dict[str, tuple[str, ...]] = {}
@@ -271,9 +278,7 @@ def bench_locomo(
     """Run the bench; `embedder` defaults to the settings' (the local model). `store` (a path
     or `postgresql://` URL of an empty store) runs it there instead of a temporary file.
     `per_question` names a file to write one JSON line per question to."""
-    if mode not in MODES:
-        raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)}.")
-    convs = load_conversations(Path(data), conversations)
+    convs = conversations_by_mode(data, mode, conversations)
     tally, rows = _Tally(), list[Asked]()
     base = settings or Settings.from_env()
     # The embedder comes from the real home, so its model cache is the user's (a temporary home
