@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import itertools
 import statistics
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from cairn.bench.locomo import conversations_by_mode, ingest
+from cairn.bench.locomo import conversations_by_mode, ingest, scratch_cairn
 from cairn.bench.locomo_data import CATEGORIES, Conversation
 from cairn.bench.locomo_metrics import turn_recall
 from cairn.config import Settings
@@ -106,13 +105,11 @@ def fit_locomo(
     base = settings or Settings.from_env()
     embedder = embedder or make_embedder(base)
     table: dict[str, list[Scores]] = {}
-    with tempfile.TemporaryDirectory(prefix="cairn-locomo-fit-") as tmp:
-        local = base.with_overrides(home=Path(tmp))
-        with Cairn.open(Path(tmp) / "fit.db", settings=local, embedder=embedder) as mem:
-            for conv in convs:
-                table[conv.name] = _ask_all(mem, conv, mode, candidates, max_questions)
-                if progress is not None:
-                    progress(f"conversation {conv.name}: {len(candidates)} recipes asked")
+    with scratch_cairn(base, embedder, "cairn-locomo-fit-") as mem:
+        for conv in convs:
+            table[conv.name] = _ask_all(mem, conv, mode, candidates, max_questions)
+            if progress is not None:
+                progress(f"conversation {conv.name}: {len(candidates)} recipes asked")
     return summarise(table, candidates, mode)
 
 
