@@ -21,9 +21,10 @@ from cairn.adapters.cli_common import (
     reports_errors,
     session_option,
 )
+from cairn.adapters.mcp_render import labelled_memories
 from cairn.errors import InvalidInput
 from cairn.models import Hit
-from cairn.sessions.models import Brief, BriefMemory, EpisodesResult, HistoryResult, TraceLine
+from cairn.sessions.models import Brief, EpisodesResult, HistoryResult, TraceLine
 
 _USED = {"used": True, "unused": False}
 
@@ -46,18 +47,9 @@ def activate(ctx: click.Context, /, task: str, task_context: str | None, **opts:
 
 def print_brief(brief: Brief) -> None:
     click.echo(f"session {brief.session_id} in {brief.scope} (brief {brief.retrieval_id})")
-    sections: list[tuple[str, tuple[BriefMemory, ...]]] = [
-        ("pinned", brief.pinned),
-        ("constraints", brief.constraints),
-        ("warnings", brief.warnings),
-        ("instructions", brief.instructions),
-        ("preferences", brief.preferences),
-    ]
-    for title, items in sections:
+    for label, items in labelled_memories(brief):
         for item in items:
-            click.echo(
-                f"{title[:-1] if title != 'pinned' else title}: {item.memory_id}  {item.summary}"
-            )
+            click.echo(f"{label}: {item.memory_id}  {item.summary}")
     if brief.branch.branch or brief.branch.commits:
         click.echo(f"branch: {brief.branch.branch or '(detached)'}")
         if brief.branch.goal:

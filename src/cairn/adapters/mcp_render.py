@@ -9,7 +9,7 @@ call away.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cairn.code.records import Proposal, TidyDecision
@@ -171,16 +171,20 @@ def stats(result: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def brief(result: Brief) -> str:
-    lines = [f"session {result.session_id} in {result.scope}: {clip(result.task)}"]
-    groups: Iterable[tuple[str, Sequence[BriefMemory]]] = (
+def labelled_memories(result: Brief) -> tuple[tuple[str, tuple[BriefMemory, ...]], ...]:
+    """The brief's memories by group, under the label each line of the group starts with."""
+    return (
         ("pinned", result.pinned),
         ("constraint", result.constraints),
         ("warning", result.warnings),
         ("instruction", result.instructions),
         ("preference", result.preferences),
     )
-    for label, memories in groups:
+
+
+def brief(result: Brief) -> str:
+    lines = [f"session {result.session_id} in {result.scope}: {clip(result.task)}"]
+    for label, memories in labelled_memories(result):
         lines += [f"{label}: {m.memory_id} {clip(m.summary)}" for m in memories]
     lines += branch_lines(result.branch)
     lines += [hit_line(hit) for hit in result.memories]

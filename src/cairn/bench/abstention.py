@@ -23,7 +23,6 @@ reads of every candidate that survives the relative cut.
 from __future__ import annotations
 
 import random
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from cairn.bench.locomo import ABSENT, Conversation, Question, load_conversations, turn_text
+from cairn.bench.locomo import (
+    ABSENT,
+    Conversation,
+    Question,
+    load_conversations,
+    scratch_cairn,
+    turn_text,
+)
 from cairn.config import Settings
 from cairn.core import Cairn
 from cairn.embeddings import make_embedder
@@ -245,15 +251,13 @@ def bench_abstention(
     asked = {q.text for trial in trials for q in trial.answerable} | set(absent)
     cached.embed_many(sorted(texts | asked))
     outcomes: list[Outcome] = []
-    with tempfile.TemporaryDirectory(prefix="cairn-abstention-") as tmp:
-        local = base.with_overrides(home=Path(tmp))
-        with Cairn.open(Path(tmp) / "bench.db", settings=local, embedder=cached) as mem:
-            for number, trial in enumerate(trials):
-                scope = f"project:abstention/{trial.size}-{number}"
-                outcomes += run_trial(mem, trial, scope, features=features)
-                if progress is not None and (number + 1) % 50 == 0:
-                    progress(f"{number + 1} of {len(trials)} stores")
-            identity = mem.embedder.identity
+    with scratch_cairn(base, cached, "cairn-abstention-") as mem:
+        for number, trial in enumerate(trials):
+            scope = f"project:abstention/{trial.size}-{number}"
+            outcomes += run_trial(mem, trial, scope, features=features)
+            if progress is not None and (number + 1) % 50 == 0:
+                progress(f"{number + 1} of {len(trials)} stores")
+        identity = mem.embedder.identity
     return summarise(outcomes, identity, [c.name for c in convs]), outcomes
 
 

@@ -41,7 +41,8 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,6 +172,31 @@ def _items(conv: Conversation, session: Session, mode: str) -> list[dict[str, An
     ]
 
 
+@contextmanager
+def scratch_cairn(
+    settings: Settings,
+    embedder: Embedder,
+    prefix: str,
+    *,
+    store: str | None = None,
+    clock: Clock = system_clock,
+) -> Iterator[Cairn]:
+    """A Cairn at home in a temporary folder, its store a file there unless `store` names one,
+    so a bench never writes to the user's home."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        local = settings.with_overrides(home=Path(tmp))
+        location = store or Path(tmp) / "bench.db"
+        with Cairn.open(location, settings=local, embedder=embedder, clock=clock) as mem:
+            yield mem
+
+
+def conversations_by_mode(data: Path, mode: str, names: Sequence[str] | None) -> list[Conversation]:
+    """The conversations a run asks, once `mode` is known to be one `ingest` stores by."""
+    if mode not in MODES:
+        raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)}.")
+    return load_conversations(Path(data), names)
+
+
 def ingest(mem: Cairn, conv: Conversation, scope: str, mode: str) -> dict[str, tuple[str, ...]]:
     """Store the conversation; returns each memory ref's dia_ids."""
     refs: dict[str, tuple[str, ...]] = {}
@@ -271,26 +297,21 @@ def bench_locomo(
     """Run the bench; `embedder` defaults to the settings' (the local model). `store` (a path
     or `postgresql://` URL of an empty store) runs it there instead of a temporary file.
     `per_question` names a file to write one JSON line per question to."""
-    if mode not in MODES:
-        raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)}.")
-    convs = load_conversations(Path(data), conversations)
+    convs = conversations_by_mode(data, mode, conversations)
     tally, rows = _Tally(), list[Asked]()
     base = settings or Settings.from_env()
     # The embedder comes from the real home, so its model cache is the user's (a temporary home
     # would export the model again on every run), and is warmed before ingest is timed.
     embedder = embedder or make_embedder(base)
     embedder.embed_many(["warm up"])
-    with tempfile.TemporaryDirectory(prefix="cairn-locomo-") as tmp:
-        local = base.with_overrides(home=Path(tmp))
-        location = store or Path(tmp) / "bench.db"
-        with Cairn.open(location, settings=local, embedder=embedder, clock=clock) as mem:
-            require_empty(mem.store, "the LoCoMo bench", "point --store")
-            for conv in convs:
-                stored = _run_conversation(mem, conv, mode, tally, rows, max_questions, absent)
-                if progress is not None:
-                    progress(f"conversation {conv.name}: {len(stored.refs)} memories")
-            identity = mem.embedder.identity
-            backend = mem.store.backend
+    with scratch_cairn(base, embedder, "cairn-locomo-", store=store, clock=clock) as mem:
+        require_empty(mem.store, "the LoCoMo bench", "point --store")
+        for conv in convs:
+            stored = _run_conversation(mem, conv, mode, tally, rows, max_questions, absent)
+            if progress is not None:
+                progress(f"conversation {conv.name}: {len(stored.refs)} memories")
+        identity = mem.embedder.identity
+        backend = mem.store.backend
     if per_question is not None:
         write_per_question(rows, per_question)
     result = _summary(tally, mode, identity, [c.name for c in convs])

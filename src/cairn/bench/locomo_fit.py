@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import itertools
 import statistics
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from cairn.bench.locomo import ingest
-from cairn.bench.locomo_data import CATEGORIES, Conversation, load_conversations
+from cairn.bench.locomo import conversations_by_mode, ingest, scratch_cairn
+from cairn.bench.locomo_data import CATEGORIES, Conversation
 from cairn.bench.locomo_metrics import turn_recall
 from cairn.config import Settings
 from cairn.core import Cairn
@@ -41,7 +40,6 @@ from cairn.ranking.recall import RecallQuery, retrieve
 from cairn.scope import visible_scopes
 from cairn.store.base import MemoryFilter
 
-MODES = ("turns", "observations")
 FIT_KS = (5, 10)
 # The constants re-chosen per fold: the ones that act at query time, so a store is ingested once.
 # Each mechanism is on at one value or off: a finer grid would only tune closer to the five.
@@ -100,22 +98,18 @@ def fit_locomo(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Ask every question under every recipe, then choose and score by leave-one-out."""
-    if mode not in MODES:
-        raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)}.")
-    convs = load_conversations(Path(data), conversations)
+    convs = conversations_by_mode(data, mode, conversations)
     if len(convs) < 2:
         raise InvalidInput("leave-one-out needs at least two conversations; give more.")
     candidates = recipes(GRID if grid is None else grid)
     base = settings or Settings.from_env()
     embedder = embedder or make_embedder(base)
     table: dict[str, list[Scores]] = {}
-    with tempfile.TemporaryDirectory(prefix="cairn-locomo-fit-") as tmp:
-        local = base.with_overrides(home=Path(tmp))
-        with Cairn.open(Path(tmp) / "fit.db", settings=local, embedder=embedder) as mem:
-            for conv in convs:
-                table[conv.name] = _ask_all(mem, conv, mode, candidates, max_questions)
-                if progress is not None:
-                    progress(f"conversation {conv.name}: {len(candidates)} recipes asked")
+    with scratch_cairn(base, embedder, "cairn-locomo-fit-") as mem:
+        for conv in convs:
+            table[conv.name] = _ask_all(mem, conv, mode, candidates, max_questions)
+            if progress is not None:
+                progress(f"conversation {conv.name}: {len(candidates)} recipes asked")
     return summarise(table, candidates, mode)
 
 

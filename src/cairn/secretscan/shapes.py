@@ -15,6 +15,7 @@ import re
 from urllib.parse import unquote
 
 from cairn.secretscan.base import (
+    Accept,
     Rule,
     has_digit_and_letter,
     looks_random,
@@ -66,16 +67,20 @@ _PREFIXED: tuple[tuple[str, str, bool], ...] = (
 )
 
 
-def _prefixed_rules() -> tuple[Rule, ...]:
-    rules = []
-    for kind, body, is_hex in _PREFIXED:
-        accept = random_hex if is_hex else _random_prefixed
-        rules.append(Rule(kind, re.compile(_B + body + _E), accept))
-    return tuple(rules)
-
-
-def _random_prefixed(text: str, _match: re.Match[str]) -> bool:
+def _random_mixed(text: str, _match: re.Match[str]) -> bool:
     return looks_random(text) and has_digit_and_letter(text)
+
+
+def _token(kind: str, body: str, accept: Accept = _random_mixed) -> Rule:
+    """A rule for a token standing on its own: `body` bounded by what cannot be part of it."""
+    return Rule(kind, re.compile(_B + body + _E), accept)
+
+
+def _prefixed_rules() -> tuple[Rule, ...]:
+    return tuple(
+        _token(kind, body, random_hex if is_hex else _random_mixed)
+        for kind, body, is_hex in _PREFIXED
+    )
 
 
 def _random_no_example(text: str, _match: re.Match[str]) -> bool:
@@ -190,29 +195,19 @@ SHAPES: tuple[Rule, ...] = (
         ),
         _random_no_example,
     ),
-    Rule(
+    _token(
         "GitLab token",
-        re.compile(
-            _B + r"gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|oas|agent)-"
-            r"(?P<secret>[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*)" + _E
-        ),
+        r"gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|oas|agent)-"
+        r"(?P<secret>[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*)",
         random_body,
     ),
-    Rule(
-        "Anthropic API key",
-        re.compile(_B + r"sk-ant-(?P<secret>[A-Za-z0-9_-]{32,})" + _E),
-        random_token,
-    ),
-    Rule(
+    _token("Anthropic API key", r"sk-ant-(?P<secret>[A-Za-z0-9_-]{32,})", random_token),
+    _token(
         "OpenAI API key",
-        re.compile(_B + r"sk-(?:(?:proj|svcacct|admin|None)-)?(?P<secret>[A-Za-z0-9_-]{20,})" + _E),
+        r"sk-(?:(?:proj|svcacct|admin|None)-)?(?P<secret>[A-Za-z0-9_-]{20,})",
         random_token,
     ),
-    Rule(
-        "Slack token",
-        re.compile(_B + r"(?:xox[abposre]|xapp)-(?P<secret>[A-Za-z0-9-]{20,})" + _E),
-        lambda s, m: looks_random(s) and has_digit_and_letter(s),
-    ),
+    _token("Slack token", r"(?:xox[abposre]|xapp)-(?P<secret>[A-Za-z0-9-]{20,})"),
     Rule(
         "Slack webhook URL",
         re.compile(
@@ -236,41 +231,24 @@ SHAPES: tuple[Rule, ...] = (
         re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_(?P<secret>[A-Za-z0-9]{20,})" + _E),
         random_token,
     ),
-    Rule(
-        "Google API key",
-        re.compile(_B + r"AIza(?P<secret>[A-Za-z0-9_-]{35})" + _E),
-        random_body,
-    ),
-    Rule(
-        "PyPI token",
-        re.compile(_B + r"(?P<secret>pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})" + _E),
-        random_body,
-    ),
-    Rule(
-        "SendGrid API key",
-        re.compile(_B + r"(?P<secret>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})" + _E),
-        random_body,
+    _token("Google API key", r"AIza(?P<secret>[A-Za-z0-9_-]{35})", random_body),
+    _token("PyPI token", r"(?P<secret>pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})", random_body),
+    _token(
+        "SendGrid API key", r"(?P<secret>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})", random_body
     ),
     Rule(
         "Telegram bot token",
         re.compile(r"(?:(?<=/bot)|(?<![\w:]))\d{8,10}:(?P<secret>[A-Za-z0-9_-]{35})" + _E),
-        lambda s, m: looks_random(s) and has_digit_and_letter(s),
+        _random_mixed,
     ),
-    Rule(
+    _token(
         "Discord bot token",
-        re.compile(
-            _B
-            + r"(?P<secret>[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})"
-            + _E
-        ),
-        lambda s, m: looks_random(s) and has_digit_and_letter(s),
+        r"(?P<secret>[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})",
     ),
     *_prefixed_rules(),
-    Rule(
+    _token(
         "JSON Web Token",
-        re.compile(
-            _B + r"(?P<secret>eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{16,})" + _E
-        ),
+        r"(?P<secret>eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{16,})",
         _jwt,
     ),
     Rule(
