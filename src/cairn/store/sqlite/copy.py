@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from cairn.store.base import LEXICAL_FIELDS
 from cairn.store.sql.copy import SharedCopyRows, page_query
 from cairn.store.sql.dialect import Run
-from cairn.store.sqlite.connection import BUMP_EPOCH, Connections
+from cairn.store.sqlite.connection import BUMP_EPOCH
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.tables import (
     TABLES,
@@ -65,7 +65,6 @@ FROM_DB: dict[str, Callable[[Any], Any]] = {
 
 
 class CopyRows(SharedCopyRows):
-    _db: Connections
     _LIST_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
     _TO_DB: ClassVar[Converters] = {
         "real": float,
@@ -83,7 +82,7 @@ class CopyRows(SharedCopyRows):
         selected = [physical(spec.name, name) for name in spec.names]
         keys = [physical(spec.name, name) for name in spec.key]
         sql, params = page_query(spec, selected, keys, after, size)
-        rows = self._db.get().execute(sql, params).fetchall()
+        rows = self._sql.all(sql, params)
         return [neutral_row(spec, row, FROM_DB) for row in rows]
 
     def _insert(
@@ -121,11 +120,10 @@ class CopyRows(SharedCopyRows):
             run.execute(BUMP_EPOCH)
 
     def finish_load(self) -> None:
-        with self._db.transaction() as conn:
-            conn.execute(BUMP_EPOCH)
+        self._sql.run(BUMP_EPOCH)
 
     def sequences(self) -> dict[str, int]:
-        rows = self._db.get().execute("SELECT name, seq FROM sqlite_sequence").fetchall()
+        rows = self._sql.all("SELECT name, seq FROM sqlite_sequence")
         found = {str(name): int(seq) for name, seq in rows if seq}
         return {
             spec.name: found[spec.name] for spec in TABLES if spec.serial and spec.name in found
