@@ -13,14 +13,7 @@ from typing import Any, ClassVar
 from cairn.errors import InvalidInput
 from cairn.store.sql.dialect import Run, Sql
 from cairn.store.sql.meta import MetaRows
-from cairn.store.tables import (
-    TABLES,
-    Converters,
-    Table,
-    keyset_pages,
-    stored_values,
-    table_spec,
-)
+from cairn.store.tables import TABLES, Converters, Table, keyset_pages, stored_values, table_spec
 
 PAGE = 1000  # rows per page of a dump
 
