@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from psycopg import sql
@@ -28,17 +28,18 @@ from psycopg.adapt import Dumper
 from psycopg.pq import Format
 from psycopg.types.json import Json
 
-from cairn.errors import Conflict, InvalidInput
+from cairn.errors import Conflict
 from cairn.store.base import LexicalDoc
 from cairn.store.postgres import lexical, vectors
 from cairn.store.postgres.connection import Conn, Database
-from cairn.store.sql.copy import SharedCopyRows
+from cairn.store.postgres.dialect import POSTGRES
+from cairn.store.sql.copy import SharedCopyRows, page_query
 from cairn.store.sql.dialect import Run
 from cairn.store.tables import (
+    Converters,
     Table,
     neutral_row,
     parse_time,
-    stored_values,
     table_spec,
     time_text,
     vector_blob,
@@ -82,53 +83,95 @@ def _json(value: Any) -> Json:
     return Json(value, dumps=lambda v: json.dumps(v, ensure_ascii=False))
 
 
-_FROM_DB: dict[str, Callable[[Any], Any]] = {
+# psycopg reads and writes these kinds as the same Python types, so one converter serves both
+# ways; reading JSON needs none (psycopg parses jsonb).
+_BOTH_WAYS: dict[str, Callable[[Any], Any]] = {
     "real": float,
     "bool": bool,
+    "ints": lambda items: [int(i) for i in items],
+}
+_FROM_DB: dict[str, Callable[[Any], Any]] = {
+    **_BOTH_WAYS,
     "time": time_text,
     "texts": list,
-    "ints": lambda items: [int(i) for i in items],
     "vector": vector_text,
-}
-_TO_DB: dict[str, Callable[[Any], Any]] = {
-    "real": float,
-    "bool": bool,
-    "time": parse_time,
-    "json": _json,
-    "texts": lambda items: [str(i) for i in items],
-    "ints": lambda items: [int(i) for i in items],
-    "vector": float4_array,
 }
 
 
 class CopyRows(SharedCopyRows):
     _db: Database
     _LIST_TABLES = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+    _TO_DB: ClassVar[Converters] = {
+        **_BOTH_WAYS,
+        "time": parse_time,
+        "json": _json,
+        "texts": lambda items: [str(i) for i in items],
+        "vector": float4_array,
+    }
 
     def _dump_page(
         self, spec: Table, after: Sequence[Any] | None, size: int
     ) -> list[dict[str, Any]]:
+        # Vectors are read as real[] in binary, bit-exact; text keys compare bytewise, as in
+        # SQLite, so both backends list a table in the same order.
+        selected = [
+            f"{_physical(spec, c.name)}::real[]" if c.kind == "vector" else _physical(spec, c.name)
+            for c in spec.columns
+        ]
+        keys = [_key_expr(spec, name) for name in spec.key]
+        text, params = page_query(spec, selected, keys, after, size)
         with self._db.connection() as conn:
-            return _page(conn, spec, after, size)
+            rows = conn.execute(POSTGRES.sql(text), params, binary=True).fetchall()
+        return [neutral_row(spec, row, _FROM_DB) for row in rows]
 
-    def load_rows(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
-        spec = table_spec(table)
-        if not rows:
-            return
-        values = [stored_values(spec, row, _TO_DB) for row in rows]
-        with self._db.transaction() as conn:
-            if spec.name == "lexical":
-                _load_lexical(conn, values, self._db.display)
-            else:
-                _insert(conn, spec, rows, values)
-            if spec.name == "memories":
-                conn.execute(
-                    "INSERT INTO memory_tags (memory_id, tag) SELECT DISTINCT id, unnest(tags)"
-                    " FROM memories WHERE id = ANY(%s::bigint[]) ON CONFLICT DO NOTHING",
-                    ([int(row["id"]) for row in rows],),
-                )
-            if spec.serial:
-                _move_sequence(conn, spec.name, max(int(row["id"]) for row in rows))
+    def _insert(
+        self, run: Run, spec: Table, rows: Sequence[Mapping[str, Any]], values: list[list[Any]]
+    ) -> None:
+        extra = _EXTRA.get(spec.name, {})
+        columns = [sql.Identifier(_PHYSICAL.get((spec.name, n), n)) for n in (*spec.names, *extra)]
+        marks = [sql.SQL(_MARKS.get(c.kind, "%s")) for c in spec.columns]
+        marks += [sql.SQL("%s") for _ in extra]
+        query = sql.SQL("INSERT INTO {} ({}) VALUES ({})").format(
+            sql.Identifier(spec.name), sql.SQL(", ").join(columns), sql.SQL(", ").join(marks)
+        )
+        params = [
+            [*value, *(compute(row) for compute in extra.values())]
+            for value, row in zip(values, rows, strict=True)
+        ]
+        with cast(Conn, run.conn).cursor() as cur:
+            cur.adapters.register_dumper(Float4Array, _Float4ArrayDumper)
+            cur.executemany(query, params)
+
+    def _load_lexical(self, run: Run, values: list[list[Any]]) -> None:
+        """Documents go in through `put_lexical` (which builds the tsvector); it replaces an
+        existing document, so a collision is looked for first, as a primary key would."""
+        conn = cast(Conn, run.conn)
+        ids = [int(value[0]) for value in values]
+        taken = conn.execute(
+            "SELECT memory_id FROM lexical WHERE memory_id = ANY(%s::bigint[]) ORDER BY memory_id",
+            (ids,),
+        ).fetchall()
+        if taken or len(set(ids)) != len(ids):
+            shown = taken[0][0] if taken else next(i for i in ids if ids.count(i) > 1)
+            raise Conflict(
+                f"the write collides with a row the store at {self._db.display} already holds"
+                f" (lexical memory_id={shown}); import into an empty store or skip records"
+                " already copied."
+            )
+        for value in values:
+            lexical.put_lexical(conn, int(value[0]), LexicalDoc(*value[1:]))
+
+    def _load_tags(self, run: Run, memory_ids: list[int]) -> None:
+        run.execute(
+            "INSERT INTO memory_tags (memory_id, tag) SELECT DISTINCT id, unnest(tags)"
+            " FROM memories WHERE id = ANY(?::bigint[]) ON CONFLICT DO NOTHING",
+            (memory_ids,),
+        )
+
+    def _batch_loaded(self, run: Run, spec: Table, rows: Sequence[Mapping[str, Any]]) -> None:
+        # Later inserts take ids from the sequence: move it past the largest id loaded.
+        if spec.serial:
+            self._move_sequence(run, spec.name, max(int(row["id"]) for row in rows))
 
     def finish_load(self) -> None:
         with self._db.transaction() as conn:
@@ -154,75 +197,16 @@ class CopyRows(SharedCopyRows):
         _move_sequence(cast(Conn, run.conn), table, position)
 
 
-def _physical(spec: Table, column: str) -> sql.Composable:
-    return sql.Identifier(_PHYSICAL.get((spec.name, column), column))
+def _physical(spec: Table, column: str) -> str:
+    # Quoted, as `sql.Identifier` would: the names are the fixed ones of `cairn.store.tables`.
+    return f'"{_PHYSICAL.get((spec.name, column), column)}"'
 
 
-def _key_expr(spec: Table, column: str) -> sql.Composable:
+def _key_expr(spec: Table, column: str) -> str:
     kinds = {c.name: c.kind for c in spec.columns}
     if kinds[column] == "text":
-        return sql.SQL('{} COLLATE "C"').format(_physical(spec, column))
+        return f'{_physical(spec, column)} COLLATE "C"'
     return _physical(spec, column)
-
-
-def _page(conn: Conn, spec: Table, after: Sequence[Any] | None, size: int) -> list[dict[str, Any]]:
-    selected = [
-        sql.SQL("{}::real[]").format(_physical(spec, c.name))
-        if c.kind == "vector"
-        else _physical(spec, c.name)
-        for c in spec.columns
-    ]
-    keys = sql.SQL(", ").join(_key_expr(spec, name) for name in spec.key)
-    where: sql.Composable = sql.SQL("")
-    params: list[Any] = []
-    if after is not None:
-        if len(after) != len(spec.key):
-            raise InvalidInput(f"{spec.name} is resumed by {len(spec.key)} key values")
-        marks = sql.SQL(", ").join(sql.Placeholder() for _ in spec.key)
-        where = sql.SQL(" WHERE ({}) > ({})").format(keys, marks)
-        params.extend(after)
-    query = sql.SQL("SELECT {} FROM {}{} ORDER BY {} LIMIT %s").format(
-        sql.SQL(", ").join(selected), sql.Identifier(spec.name), where, keys
-    )
-    rows = conn.execute(query, (*params, size), binary=True).fetchall()
-    return [neutral_row(spec, row, _FROM_DB) for row in rows]
-
-
-def _insert(
-    conn: Conn, spec: Table, rows: Sequence[Mapping[str, Any]], values: list[list[Any]]
-) -> None:
-    extra = _EXTRA.get(spec.name, {})
-    columns = [_physical(spec, name) for name in (*spec.names, *extra)]
-    marks = [sql.SQL(_MARKS.get(c.kind, "%s")) for c in spec.columns]
-    marks += [sql.SQL("%s") for _ in extra]
-    query = sql.SQL("INSERT INTO {} ({}) VALUES ({})").format(
-        sql.Identifier(spec.name), sql.SQL(", ").join(columns), sql.SQL(", ").join(marks)
-    )
-    params = [
-        [*value, *(compute(row) for compute in extra.values())]
-        for value, row in zip(values, rows, strict=True)
-    ]
-    with conn.cursor() as cur:
-        cur.adapters.register_dumper(Float4Array, _Float4ArrayDumper)
-        cur.executemany(query, params)
-
-
-def _load_lexical(conn: Conn, values: list[list[Any]], display: str) -> None:
-    """Documents go in through `put_lexical` (which builds the tsvector); it replaces an
-    existing document, so a collision is looked for first, as a primary key would."""
-    ids = [int(value[0]) for value in values]
-    taken = conn.execute(
-        "SELECT memory_id FROM lexical WHERE memory_id = ANY(%s::bigint[]) ORDER BY memory_id",
-        (ids,),
-    ).fetchall()
-    if taken or len(set(ids)) != len(ids):
-        shown = taken[0][0] if taken else next(i for i in ids if ids.count(i) > 1)
-        raise Conflict(
-            f"the write collides with a row the store at {display} already holds (lexical "
-            f"memory_id={shown}); import into an empty store or skip records already copied."
-        )
-    for value in values:
-        lexical.put_lexical(conn, int(value[0]), LexicalDoc(*value[1:]))
 
 
 def _move_sequence(conn: Conn, table: str, position: int) -> None:

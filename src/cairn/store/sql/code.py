@@ -14,7 +14,9 @@ from typing import Any
 from cairn.errors import StoreError
 from cairn.models import Event, Memory
 from cairn.records.code import ActRow, BranchGoal, BriefSession, CitationRow, NewAct, ProposalRow
+from cairn.store.base import MemoryFilter
 from cairn.store.sql.dialect import Dialect, Sql
+from cairn.store.sql.filters import filter_sql
 from cairn.store.sql.records import Columns
 from cairn.store.sql.rows import EVENTS, MEMORY_COLUMNS, memory_from_row
 
@@ -250,17 +252,11 @@ class CodeRows:
         limit: int = 2000,
     ) -> list[Memory]:
         d = self._sql.dialect
-        in_scopes, params = d.among("m.scope", scopes, "text")
-        with_status, more = d.among("m.status", statuses, "text")
-        clauses = [in_scopes, "m.until IS NULL", with_status]
-        params.extend(more)
-        if types is not None:
-            of_type, more = d.among("m.type", types, "text")
-            clauses.append(of_type)
-            params.extend(more)
+        kinds = None if types is None else tuple(types)
+        filt = MemoryFilter(tuple(scopes), statuses=tuple(statuses), types=kinds)
+        where, params = filter_sql(d, filt)  # current ones only: `as_of` is unset
         rows = self._sql.all(
-            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {' AND '.join(clauses)} "
-            "ORDER BY m.id DESC LIMIT ?",
+            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE {where} ORDER BY m.id DESC LIMIT ?",
             (*params, limit),
         )
         return [memory_from_row(d, row) for row in rows]

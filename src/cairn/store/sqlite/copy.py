@@ -13,23 +13,20 @@ from __future__ import annotations
 
 import base64
 import json
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
-from cairn.errors import InvalidInput
 from cairn.store.base import LEXICAL_FIELDS
-from cairn.store.sql.copy import SharedCopyRows
+from cairn.store.sql.copy import SharedCopyRows, page_query
 from cairn.store.sql.dialect import Run
-from cairn.store.sqlite.connection import BUMP_EPOCH, Connections
+from cairn.store.sqlite.connection import BUMP_EPOCH
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.tables import (
     TABLES,
+    Converters,
     Table,
     neutral_row,
     parse_time,
-    stored_values,
-    table_spec,
     time_text,
     vector_blob,
 )
@@ -65,63 +62,68 @@ FROM_DB: dict[str, Callable[[Any], Any]] = {
     "ints": json.loads,
     "vector": _vector_value,
 }
-_TO_DB: dict[str, Callable[[Any], Any]] = {
-    "real": float,
-    "bool": int,
-    "time": lambda text: to_micros(parse_time(text)),
-    "json": _json_text,
-    "texts": lambda items: _json_text(list(items)),
-    "ints": lambda items: _json_text([int(i) for i in items]),
-    "vector": vector_blob,
-}
 
 
 class CopyRows(SharedCopyRows):
-    _db: Connections
     _LIST_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
+    _TO_DB: ClassVar[Converters] = {
+        "real": float,
+        "bool": int,
+        "time": lambda text: to_micros(parse_time(text)),
+        "json": _json_text,
+        "texts": lambda items: _json_text(list(items)),
+        "ints": lambda items: _json_text([int(i) for i in items]),
+        "vector": vector_blob,
+    }
 
     def _dump_page(
         self, spec: Table, after: Sequence[Any] | None, size: int
     ) -> list[dict[str, Any]]:
+        selected = [physical(spec.name, name) for name in spec.names]
         keys = [physical(spec.name, name) for name in spec.key]
-        sql = f"SELECT {', '.join(physical(spec.name, n) for n in spec.names)} FROM {spec.name}"
-        params: list[Any] = []
-        if after is not None:
-            if len(after) != len(keys):
-                raise InvalidInput(f"{spec.name} is resumed by {len(keys)} key values")
-            sql += f" WHERE ({', '.join(keys)}) > ({', '.join('?' for _ in keys)})"
-            params.extend(after)
-        sql += f" ORDER BY {', '.join(keys)} LIMIT ?"
-        rows = self._db.get().execute(sql, (*params, size)).fetchall()
+        sql, params = page_query(spec, selected, keys, after, size)
+        rows = self._sql.all(sql, params)
         return [neutral_row(spec, row, FROM_DB) for row in rows]
 
-    def load_rows(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
-        spec = table_spec(table)
-        if not rows:
-            return
-        values = [stored_values(spec, row, _TO_DB) for row in rows]
-        with self._db.transaction() as conn:
-            if spec.name == "lexical":
-                _load_lexical(conn, values)
-            else:
-                extra = _EXTRA.get(spec.name, {})
-                names = [f'"{name}"' for name in (*spec.names, *extra)]
-                marks = ", ".join("?" for _ in names)
-                conn.executemany(
-                    f"INSERT INTO {spec.name} ({', '.join(names)}) VALUES ({marks})",
-                    [[*value, *extra.values()] for value in values],
-                )
-            if spec.name == "memories":
-                _write_tags(conn, [int(row["id"]) for row in rows])
-            if spec.name in _CACHED:
-                conn.execute(BUMP_EPOCH)
+    def _insert(
+        self, run: Run, spec: Table, rows: Sequence[Mapping[str, Any]], values: list[list[Any]]
+    ) -> None:
+        extra = _EXTRA.get(spec.name, {})
+        names = [f'"{name}"' for name in (*spec.names, *extra)]
+        marks = ", ".join("?" for _ in names)
+        run.many(
+            f"INSERT INTO {spec.name} ({', '.join(names)}) VALUES ({marks})",
+            [[*value, *extra.values()] for value in values],
+        )
+
+    def _load_lexical(self, run: Run, values: list[list[Any]]) -> None:
+        fields = ", ".join(LEXICAL_FIELDS)
+        marks = ", ".join("?" for _ in LEXICAL_FIELDS)
+        run.many(f"INSERT INTO lexical (rowid, {fields}) VALUES (?, {marks})", values)
+        run.many(
+            f"INSERT INTO lexical_lengths (memory_id, {fields}) VALUES (?, {marks})",
+            [[row[0], *(len((text or "").split()) for text in row[1:])] for row in values],
+        )
+
+    def _load_tags(self, run: Run, memory_ids: list[int]) -> None:
+        for chunk in SQLITE.chunks(memory_ids):
+            among, params = SQLITE.among("m.id", chunk)
+            run.execute(
+                "INSERT OR IGNORE INTO memory_tags (memory_id, tag) SELECT m.id, t.value"
+                f" FROM memories m, json_each(m.tags) t WHERE {among}",
+                params,
+            )
+
+    def _batch_loaded(self, run: Run, spec: Table, rows: Sequence[Mapping[str, Any]]) -> None:
+        # Explicit ids move AUTOINCREMENT past them by themselves: only the caches need telling.
+        if spec.name in _CACHED:
+            run.execute(BUMP_EPOCH)
 
     def finish_load(self) -> None:
-        with self._db.transaction() as conn:
-            conn.execute(BUMP_EPOCH)
+        self._sql.run(BUMP_EPOCH)
 
     def sequences(self) -> dict[str, int]:
-        rows = self._db.get().execute("SELECT name, seq FROM sqlite_sequence").fetchall()
+        rows = self._sql.all("SELECT name, seq FROM sqlite_sequence")
         found = {str(name): int(seq) for name, seq in rows if seq}
         return {
             spec.name: found[spec.name] for spec in TABLES if spec.serial and spec.name in found
@@ -138,23 +140,3 @@ class CopyRows(SharedCopyRows):
 def physical(table: str, column: str) -> str:
     # Quoted, since some names are keywords (`key`); FTS5's `rowid` must stay bare.
     return _PHYSICAL.get((table, column), f'"{column}"')
-
-
-def _load_lexical(conn: sqlite3.Connection, values: list[list[Any]]) -> None:
-    fields = ", ".join(LEXICAL_FIELDS)
-    marks = ", ".join("?" for _ in LEXICAL_FIELDS)
-    conn.executemany(f"INSERT INTO lexical (rowid, {fields}) VALUES (?, {marks})", values)
-    conn.executemany(
-        f"INSERT INTO lexical_lengths (memory_id, {fields}) VALUES (?, {marks})",
-        [[row[0], *(len((text or "").split()) for text in row[1:])] for row in values],
-    )
-
-
-def _write_tags(conn: sqlite3.Connection, ids: list[int]) -> None:
-    for chunk in SQLITE.chunks(ids):
-        among, params = SQLITE.among("m.id", chunk)
-        conn.execute(
-            "INSERT OR IGNORE INTO memory_tags (memory_id, tag) SELECT m.id, t.value"
-            f" FROM memories m, json_each(m.tags) t WHERE {among}",
-            params,
-        )
