@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from cairn.code.citations import checkout_for, checkout_scope
 from cairn.code.tools import CodeTools
@@ -46,6 +46,17 @@ MAX_LIMIT = 10
 MAX_TOOL_CHARS = 200
 _AGENT_SESSION = re.compile(r"^[A-Za-z0-9][\w.:@+-]{0,199}$")
 _FRESH_SOURCES = frozenset({"clear", "compact"})
+
+
+class MuteRuleArgs(TypedDict, total=False):
+    """How `mute_lessons` and `unmute_lessons` name a rule: exactly one of a memory type, a tag
+    or a path glob, in the scope of `scope` and `cwd`."""
+
+    type: str | None
+    tag: str | None
+    path: str | None
+    scope: str | None
+    cwd: str | Path | None
 
 
 class LessonTools(CodeTools):
@@ -131,40 +142,36 @@ class LessonTools(CodeTools):
         return unconfirm_by_person(self._ctx, memory_id, visible, who)
 
     # mute rules ---------------------------------------------------------------------------
-    def mute_lessons(
-        self,
-        *,
-        type: str | None = None,
-        tag: str | None = None,
-        path: str | None = None,
-        scope: str | None = None,
-        cwd: str | Path | None = None,
-    ) -> MuteRule:
+    def mute_lessons(self, **rule: Unpack[MuteRuleArgs]) -> MuteRule:
         """Silence lessons in the scope by memory type, tag or path glob (exactly one)."""
-        kind, value = _one_rule(type, tag, path)
-        resolved = self.scope_for(scope, cwd)
+        resolved, kind, value = self._mute_rule(**rule)
         now = self._ctx.clock()
-        rule, created = self._ctx.store.add_mute(resolved, kind, value, now, self._ctx.integration)
+        made, created = self._ctx.store.add_mute(resolved, kind, value, now, self._ctx.integration)
         if created:
             self._event("lessons_mute", resolved, {"kind": kind, "value": value, "muted": True})
-        return rule
+        return made
 
-    def unmute_lessons(
-        self,
-        *,
-        type: str | None = None,
-        tag: str | None = None,
-        path: str | None = None,
-        scope: str | None = None,
-        cwd: str | Path | None = None,
-    ) -> bool:
+    def unmute_lessons(self, **rule: Unpack[MuteRuleArgs]) -> bool:
         """Remove a mute rule of the scope; False when there was none."""
-        kind, value = _one_rule(type, tag, path)
-        resolved = self.scope_for(scope, cwd)
+        resolved, kind, value = self._mute_rule(**rule)
         removed = self._ctx.store.remove_mute(resolved, kind, value)
         if removed:
             self._event("lessons_mute", resolved, {"kind": kind, "value": value, "muted": False})
         return removed
+
+    def _mute_rule(
+        self,
+        *,
+        type: str | None = None,
+        tag: str | None = None,
+        path: str | None = None,
+        scope: str | None = None,
+        cwd: str | Path | None = None,
+    ) -> tuple[str, str, str]:
+        """The scope and the rule's kind and value: spelled out here, not read off the dict,
+        so that a keyword `MuteRuleArgs` lacks is a TypeError as in any other method."""
+        kind, value = _one_rule(type, tag, path)
+        return self.scope_for(scope, cwd), kind, value
 
     def lesson_mutes(
         self, *, scope: str | None = None, cwd: str | Path | None = None
