@@ -83,7 +83,7 @@ class LessonTools(CodeTools):
         """
         name, arguments, count = _check_call(tool, args, limit)
         key, session = self._lesson_session(session_id, scope, cwd)
-        resolved, checkout = self._where(scope or (session.scope if session else None), cwd)
+        resolved, checkout = self._where(_call_scope(scope, session), cwd)
         here = Path(cwd) if cwd is not None else self._default_cwd()
         call = locate(parse_call(name, arguments), here, checkout)
         scopes = visible_scopes(resolved)
@@ -122,7 +122,7 @@ class LessonTools(CodeTools):
             visible = visible_scopes(self.scope_for(scope, cwd))
             return confirm_by_person(self._ctx, memory_id, visible, who)
         key, session = self._lesson_session(session_id, scope, cwd)
-        resolved = self.scope_for(scope or (session.scope if session else None), cwd)
+        resolved = self.scope_for(_call_scope(scope, session), cwd)
         cairn_session = session.id if session is not None else None
         return confirm_memory(self._ctx, memory_id, visible_scopes(resolved), key, cairn_session)
 
@@ -170,7 +170,13 @@ class LessonTools(CodeTools):
     ) -> tuple[str, str, str]:
         """The scope and the rule's kind and value: spelled out here, not read off the dict,
         so that a keyword `MuteRuleArgs` lacks is a TypeError as in any other method."""
-        kind, value = _one_rule(type, tag, path)
+        given = [(k, v) for k, v in (("type", type), ("tag", tag), ("path", path)) if v is not None]
+        if len(given) != 1:
+            raise InvalidInput(
+                "a mute rule names exactly one of type, tag or path, e.g. --type warning, "
+                "--tag flaky or --path 'docs/**'."
+            )
+        kind, value = check_rule(*given[0])
         return self.scope_for(scope, cwd), kind, value
 
     def lesson_mutes(
@@ -191,7 +197,7 @@ class LessonTools(CodeTools):
         """The standing brief for an agent session that starts (no task yet). After a context
         `clear` or `compact`, lessons already given in the session may be given again."""
         key, session = self._lesson_session(session_id, scope, cwd)
-        resolved, checkout = self._where(scope or (session.scope if session else None), cwd)
+        resolved, checkout = self._where(_call_scope(scope, session), cwd)
         if key is not None:
             if source in _FRESH_SOURCES:
                 self._ctx.store.forget_given_lessons(key)
@@ -223,7 +229,7 @@ class LessonTools(CodeTools):
             raise InvalidInput("text is the agent's reply text, as a string.")
         key, session = self._lesson_session(session_id, scope, cwd)
         assert key is not None  # a session_id was given
-        resolved, checkout = self._where(scope or (session.scope if session else None), cwd)
+        resolved, checkout = self._where(_call_scope(scope, session), cwd)
         branch = session.branch if session else (current_branch(checkout) if checkout else None)
         counted = record_named_cites(self._ctx, text, scope=resolved, branch=branch,
                                      session_id=key)  # fmt: skip
@@ -316,14 +322,9 @@ def _agent_key(session_id: object) -> str:
     return text
 
 
-def _one_rule(type: str | None, tag: str | None, path: str | None) -> tuple[str, str]:
-    given = [(k, v) for k, v in (("type", type), ("tag", tag), ("path", path)) if v is not None]
-    if len(given) != 1:
-        raise InvalidInput(
-            "a mute rule names exactly one of type, tag or path, e.g. --type warning, "
-            "--tag flaky or --path 'docs/**'."
-        )
-    return check_rule(*given[0])
+def _call_scope(scope: str | None, session: Session | None) -> str | None:
+    """The scope a lesson call is in: the one it gives, else its cairn session's."""
+    return scope or (session.scope if session else None)
 
 
 def _targets(call: ToolCall) -> tuple[str, ...]:
