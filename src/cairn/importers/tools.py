@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from cairn.code.citations import checkout_for
 from cairn.errors import InvalidInput
@@ -11,35 +12,30 @@ from cairn.importers.to_agent_files import AgentFileExport, export_rules
 from cairn.toolbase import ToolBase
 
 
+class ImportOptions(TypedDict, total=False):
+    """An import's keyword options, the same for planning (`importers`) and running
+    (`import_memory`); `importers.prepare` holds their defaults and checks them."""
+
+    scope: str | None
+    user: bool
+    dry_run: bool
+
+
 class ImportTools(ToolBase):
     def importers(
-        self,
-        source: str,
-        path: str | Path | None = None,
-        *,
-        scope: str | None = None,
-        user: bool = False,
-        dry_run: bool = False,
+        self, source: str, path: str | Path | None = None, **options: Unpack[ImportOptions]
     ) -> list[Importer]:
         """The importers of a source (`agent-files`, `mcp-memory`, `mem0`, `basic-memory`),
         one per batch it yields; each plans (`steps()`) and then runs its steps."""
-        return prepare(
-            self._ctx, self._default_cwd(), source, path, scope=scope, user=user, dry_run=dry_run
-        )
+        return prepare(self._ctx, self._default_cwd(), source, path, **options)
 
     def import_memory(
-        self,
-        source: str,
-        path: str | Path | None = None,
-        *,
-        scope: str | None = None,
-        user: bool = False,
-        dry_run: bool = False,
+        self, source: str, path: str | Path | None = None, **options: Unpack[ImportOptions]
     ) -> list[Report]:
         """Import a source into this (possibly non-empty) store, item by item: new items are
         remembered (deduplicated, secrets refused), edited ones corrected, removed ones retired,
         unchanged ones left alone (no boost). `dry_run` reports without writing."""
-        found = self.importers(source, path, scope=scope, user=user, dry_run=dry_run)
+        found = self.importers(source, path, **options)
         return [importer.run(importer.steps()) for importer in found]
 
     def export_agent_file(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from cairn.code.citations import checkout_for, checkout_scope
 from cairn.code.tools import CodeTools
@@ -48,6 +48,17 @@ _AGENT_SESSION = re.compile(r"^[A-Za-z0-9][\w.:@+-]{0,199}$")
 _FRESH_SOURCES = frozenset({"clear", "compact"})
 
 
+class MuteRuleArgs(TypedDict, total=False):
+    """How `mute_lessons` and `unmute_lessons` name a rule: exactly one of a memory type, a tag
+    or a path glob, in the scope of `scope` and `cwd`."""
+
+    type: str | None
+    tag: str | None
+    path: str | None
+    scope: str | None
+    cwd: str | Path | None
+
+
 class LessonTools(CodeTools):
     def lessons(
         self,
@@ -72,7 +83,7 @@ class LessonTools(CodeTools):
         """
         name, arguments, count = _check_call(tool, args, limit)
         key, session = self._lesson_session(session_id, scope, cwd)
-        resolved, checkout = self._where(scope or (session.scope if session else None), cwd)
+        resolved, checkout = self._where(_call_scope(scope, session), cwd)
         here = Path(cwd) if cwd is not None else self._default_cwd()
         call = locate(parse_call(name, arguments), here, checkout)
         scopes = visible_scopes(resolved)
@@ -111,7 +122,7 @@ class LessonTools(CodeTools):
             visible = visible_scopes(self.scope_for(scope, cwd))
             return confirm_by_person(self._ctx, memory_id, visible, who)
         key, session = self._lesson_session(session_id, scope, cwd)
-        resolved = self.scope_for(scope or (session.scope if session else None), cwd)
+        resolved = self.scope_for(_call_scope(scope, session), cwd)
         cairn_session = session.id if session is not None else None
         return confirm_memory(self._ctx, memory_id, visible_scopes(resolved), key, cairn_session)
 
@@ -131,40 +142,42 @@ class LessonTools(CodeTools):
         return unconfirm_by_person(self._ctx, memory_id, visible, who)
 
     # mute rules ---------------------------------------------------------------------------
-    def mute_lessons(
-        self,
-        *,
-        type: str | None = None,
-        tag: str | None = None,
-        path: str | None = None,
-        scope: str | None = None,
-        cwd: str | Path | None = None,
-    ) -> MuteRule:
+    def mute_lessons(self, **rule: Unpack[MuteRuleArgs]) -> MuteRule:
         """Silence lessons in the scope by memory type, tag or path glob (exactly one)."""
-        kind, value = _one_rule(type, tag, path)
-        resolved = self.scope_for(scope, cwd)
+        resolved, kind, value = self._mute_rule(**rule)
         now = self._ctx.clock()
-        rule, created = self._ctx.store.add_mute(resolved, kind, value, now, self._ctx.integration)
+        made, created = self._ctx.store.add_mute(resolved, kind, value, now, self._ctx.integration)
         if created:
             self._event("lessons_mute", resolved, {"kind": kind, "value": value, "muted": True})
-        return rule
+        return made
 
-    def unmute_lessons(
-        self,
-        *,
-        type: str | None = None,
-        tag: str | None = None,
-        path: str | None = None,
-        scope: str | None = None,
-        cwd: str | Path | None = None,
-    ) -> bool:
+    def unmute_lessons(self, **rule: Unpack[MuteRuleArgs]) -> bool:
         """Remove a mute rule of the scope; False when there was none."""
-        kind, value = _one_rule(type, tag, path)
-        resolved = self.scope_for(scope, cwd)
+        resolved, kind, value = self._mute_rule(**rule)
         removed = self._ctx.store.remove_mute(resolved, kind, value)
         if removed:
             self._event("lessons_mute", resolved, {"kind": kind, "value": value, "muted": False})
         return removed
+
+    def _mute_rule(
+        self,
+        *,
+        type: str | None = None,
+        tag: str | None = None,
+        path: str | None = None,
+        scope: str | None = None,
+        cwd: str | Path | None = None,
+    ) -> tuple[str, str, str]:
+        """The scope and the rule's kind and value: spelled out here, not read off the dict,
+        so that a keyword `MuteRuleArgs` lacks is a TypeError as in any other method."""
+        given = [(k, v) for k, v in (("type", type), ("tag", tag), ("path", path)) if v is not None]
+        if len(given) != 1:
+            raise InvalidInput(
+                "a mute rule names exactly one of type, tag or path, e.g. --type warning, "
+                "--tag flaky or --path 'docs/**'."
+            )
+        kind, value = check_rule(*given[0])
+        return self.scope_for(scope, cwd), kind, value
 
     def lesson_mutes(
         self, *, scope: str | None = None, cwd: str | Path | None = None
@@ -184,7 +197,7 @@ class LessonTools(CodeTools):
         """The standing brief for an agent session that starts (no task yet). After a context
         `clear` or `compact`, lessons already given in the session may be given again."""
         key, session = self._lesson_session(session_id, scope, cwd)
-        resolved, checkout = self._where(scope or (session.scope if session else None), cwd)
+        resolved, checkout = self._where(_call_scope(scope, session), cwd)
         if key is not None:
             if source in _FRESH_SOURCES:
                 self._ctx.store.forget_given_lessons(key)
@@ -216,7 +229,7 @@ class LessonTools(CodeTools):
             raise InvalidInput("text is the agent's reply text, as a string.")
         key, session = self._lesson_session(session_id, scope, cwd)
         assert key is not None  # a session_id was given
-        resolved, checkout = self._where(scope or (session.scope if session else None), cwd)
+        resolved, checkout = self._where(_call_scope(scope, session), cwd)
         branch = session.branch if session else (current_branch(checkout) if checkout else None)
         counted = record_named_cites(self._ctx, text, scope=resolved, branch=branch,
                                      session_id=key)  # fmt: skip
@@ -309,14 +322,9 @@ def _agent_key(session_id: object) -> str:
     return text
 
 
-def _one_rule(type: str | None, tag: str | None, path: str | None) -> tuple[str, str]:
-    given = [(k, v) for k, v in (("type", type), ("tag", tag), ("path", path)) if v is not None]
-    if len(given) != 1:
-        raise InvalidInput(
-            "a mute rule names exactly one of type, tag or path, e.g. --type warning, "
-            "--tag flaky or --path 'docs/**'."
-        )
-    return check_rule(*given[0])
+def _call_scope(scope: str | None, session: Session | None) -> str | None:
+    """The scope a lesson call is in: the one it gives, else its cairn session's."""
+    return scope or (session.scope if session else None)
 
 
 def _targets(call: ToolCall) -> tuple[str, ...]:
