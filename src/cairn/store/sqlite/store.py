@@ -33,7 +33,6 @@ from cairn.store.sqlite.context import ContextRows
 from cairn.store.sqlite.copy import CopyRows
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.erase import EraseRows
-from cairn.store.sqlite.errors import translate
 from cairn.store.sqlite.sql import marks
 from cairn.store.sqlite.vectors import VectorIndex
 
@@ -53,10 +52,8 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
         self._stats_lock = threading.Lock()
         self._vectors = VectorIndex(path)
         try:
-            migrate(self._db)
-        except sqlite3.Error as exc:
-            self._db.close()
-            raise translate(exc, path) from exc
+            with self._db.translated():
+                migrate(self._db)
         except BaseException:
             self._db.close()
             raise
