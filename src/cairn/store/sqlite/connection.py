@@ -17,9 +17,8 @@ from pathlib import Path
 
 from cairn.errors import StoreError, StoreForeign, StoreReadOnly
 from cairn.store.migrations import apply_migrations
-from cairn.store.sql.dialect import Run
+from cairn.store.sql.dialect import Run, Sql
 from cairn.store.sql.transactions import ThreadTransactions
-from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.errors import translate
 
 # Every change to the lexical index bumps `lexgen`, so cached BM25 statistics go stale at once.
@@ -114,22 +113,17 @@ class Connections(ThreadTransactions[sqlite3.Connection]):
         self._local = threading.local()
 
 
-def migrate(connections: Connections) -> None:
-    """Apply the numbered migrations this code ships that the file has not recorded yet."""
+def migrate(sql: Sql, path: str) -> None:
+    """Apply the numbered migrations this code ships that the file at `path` has not recorded."""
 
-    @contextmanager
-    def transaction() -> Iterator[Run]:
-        with connections.transaction() as conn:
-            yield Run(conn, SQLITE)
-
-    def run_script(run: Run, sql: str) -> None:
-        for statement in _statements(sql):
+    def run_script(run: Run, script: str) -> None:
+        for statement in _statements(script):
             run.conn.execute(statement)
 
     apply_migrations(
         "cairn.store.sqlite",
-        transaction,
-        display=connections.path,
+        sql.write,
+        display=path,
         table="CREATE TABLE IF NOT EXISTS schema_migrations ("
         " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
         run_script=run_script,
