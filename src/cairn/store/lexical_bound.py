@@ -10,15 +10,16 @@ stay under `EXACT_MATCHES` rows (term occurrences taken as independent). Every r
 ranked with all the query's terms; a row holding fewer common words and no rare one is left out,
 although the ranking could have put it in the pool (a very short one, say), which is the price.
 When the pool comes out short, each backend runs its exact query. The plan is pure; each backend
-renders it in its own query language.
+renders it in its own query language. The term counts it needs are cached (`GenerationCache`).
 """
 
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 Row = TypeVar("Row")
 
@@ -89,3 +90,24 @@ def smallest_share(shares: list[float], budget: float) -> int:
         if sum(exactly[m:]) <= budget:
             return m
     return len(shares)
+
+
+class GenerationCache:
+    """BM25 statistics kept while the store's generation counters, which every process's writes
+    to the lexical index or a filtered column move, read the same; `size` entries at most."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._generation: object = None
+        self._items: dict[Any, Any] = {}
+
+    def current(self, generation: object) -> dict[Any, Any]:
+        """The entries counted under `generation` (None: no counter to trust, nothing kept)."""
+        with self._lock:
+            if generation is None:
+                return {}
+            if generation != self._generation or len(self._items) > self._size:
+                self._items = {}
+                self._generation = generation
+            return self._items

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -16,6 +15,7 @@ from cairn.store.base import (
     LexicalStats,
     MemoryFilter,
 )
+from cairn.store.lexical_bound import GenerationCache
 from cairn.store.sql.dialect import Run, Sql
 from cairn.store.sql.parts import SharedRows
 from cairn.store.sql.procedures import plain_vectors
@@ -45,9 +45,7 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
         self._path = path
         self._db = Connections(path, busy_timeout_ms=busy_timeout_ms)
         self._sql = Sql(self._db, SQLITE)
-        self._stats: dict[tuple[MemoryFilter, Any], Any] = {}
-        self._stats_generation: tuple[Any, ...] = ()
-        self._stats_lock = threading.Lock()
+        self._stats = GenerationCache(_STATS_CACHE_MAX)
         self._vectors = VectorIndex(path)
         try:
             with self._db.translated():
@@ -138,11 +136,7 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
         generation = tuple(
             conn.execute("SELECT key, value FROM meta WHERE key IN ('epoch', 'lexgen')")
         )
-        with self._stats_lock:
-            if generation != self._stats_generation or len(self._stats) > _STATS_CACHE_MAX:
-                self._stats = {}
-                self._stats_generation = generation
-            return self._stats
+        return self._stats.current(generation)
 
     def put_lexical(self, memory_id: int, doc: LexicalDoc) -> None:
         with self._db.transaction() as conn:
