@@ -47,7 +47,6 @@ from cairn.store.migrations import apply_migrations
 from cairn.store.postgres.dialect import POSTGRES
 from cairn.store.postgres.errors import first_line, translate
 from cairn.store.postgres.options import PoolOptions
-from cairn.store.sql.dialect import Run
 from cairn.store.sql.transactions import ThreadTransactions, begun
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -60,12 +59,16 @@ _CONNECT_TIMEOUT_S = 10
 ANALYZE_MIN_ROWS = 200
 ANALYZE_GROWTH = 0.1
 _ANALYZED_TABLES = "memories, memory_tags, vectors, windows, lexical, events"
+# A ROLLBACK failing so: the connection is gone, the pool discards it, the server rolled back.
+_LOST = psycopg.OperationalError
 _MIN_PGVECTOR = (0, 5)  # HNSW
 _ITERATIVE_PGVECTOR = (0, 8)  # hnsw.iterative_scan
 
 
 class Database(ThreadTransactions[Conn]):
     """A pool plus the thread binding and locking that make `transaction()` behave."""
+
+    _lost = _LOST
 
     def __init__(self, conninfo: str, options: PoolOptions, *, display: str) -> None:
         self.display = display
@@ -128,8 +131,8 @@ class Database(ThreadTransactions[Conn]):
         with self.translated(), self._pool.connection() as conn:
             yield conn
 
-    def _rollback(self, conn: Conn) -> None:
-        _rollback(conn)
+    def _pending(self, conn: Conn) -> bool:
+        return _pending(conn)
 
     def _committed(self, conn: Conn) -> None:
         if self._due_for_analyze():
@@ -168,14 +171,8 @@ class Database(ThreadTransactions[Conn]):
             raise translate(exc, self.display, self.options) from exc
 
 
-def _rollback(conn: Conn) -> None:
-    if conn.closed or conn.info.transaction_status == TransactionStatus.IDLE:
-        return
-    try:
-        conn.execute("ROLLBACK")
-    except psycopg.OperationalError:
-        # The connection is gone; the pool discards it and the server already rolled back.
-        return
+def _pending(conn: Conn) -> bool:
+    return not conn.closed and conn.info.transaction_status != TransactionStatus.IDLE
 
 
 def _session_settings(pgvector: tuple[int, ...], ef_search: int) -> str:
@@ -197,7 +194,8 @@ def migrate(conn: Conn, begin: str, display: str) -> tuple[int, ...]:
     with conn:
         apply_migrations(
             "cairn.store.postgres",
-            lambda: _locked(conn, begin),
+            lambda: begun(conn, begin, _pending, _LOST),
+            POSTGRES,
             display=display,
             table="CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
             " name text NOT NULL, applied_at timestamptz NOT NULL)",
@@ -214,13 +212,6 @@ def migrate(conn: Conn, begin: str, display: str) -> tuple[int, ...]:
             "0.5 or newer (HNSW). Run ALTER EXTENSION vector UPDATE as a superuser."
         )
     return version
-
-
-@contextmanager
-def _locked(conn: Conn, begin: str) -> Iterator[Run]:
-    """A transaction of `conn` under the write lock (`begin` takes it)."""
-    with begun(conn, begin, _rollback):
-        yield Run(conn, POSTGRES)
 
 
 def _run_migration(conn: Conn, display: str, sql: str) -> None:

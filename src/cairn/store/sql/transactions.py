@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import Generic, TypeVar
 
 from cairn.store.sql.dialect import Conn
@@ -17,20 +17,26 @@ C = TypeVar("C", bound=Conn)
 
 
 @contextmanager
-def begun(conn: C, begin: str, rollback: Callable[[C], None]) -> Iterator[C]:
-    """`conn` in the transaction `begin` opens: committed at the end, rolled back on failure."""
+def begun(conn: C, begin: str, pending: Callable[[C], bool], lost: type[Exception]) -> Iterator[C]:
+    """`conn` in the transaction `begin` opens: committed at the end, rolled back on failure
+    when it is still `pending` (engines drop some failed transactions themselves, and a second
+    ROLLBACK would mask the real cause with "no transaction is active"), a ROLLBACK failing with
+    `lost` (the connection is gone, and the transaction with it) ignored for the same reason."""
     try:
         conn.execute(begin)
         yield conn
         conn.execute("COMMIT")
     except BaseException:
-        rollback(conn)
+        if pending(conn):
+            with suppress(lost):
+                conn.execute("ROLLBACK")
         raise
 
 
 class ThreadTransactions(ABC, Generic[C]):
     _local: threading.local  # `tx`: the thread's open transaction's connection
     _begin: str  # the statement that opens a write transaction
+    _lost: type[Exception]  # what a ROLLBACK on a dropped connection raises (see `begun`)
 
     @abstractmethod
     def connection(self) -> AbstractContextManager[C]:
@@ -41,7 +47,8 @@ class ThreadTransactions(ABC, Generic[C]):
         """A block whose driver errors leave it as cairn's error tree."""
 
     @abstractmethod
-    def _rollback(self, conn: C) -> None: ...
+    def _pending(self, conn: C) -> bool:
+        """Whether `conn` still holds a transaction to roll back."""
 
     def _committed(self, conn: C) -> None:
         """After an outermost transaction commits, still holding its connection."""
@@ -57,7 +64,7 @@ class ThreadTransactions(ABC, Generic[C]):
             if self.in_transaction:
                 yield conn
                 return
-            with begun(conn, self._begin, self._rollback):
+            with begun(conn, self._begin, self._pending, self._lost):
                 self._local.tx = conn
                 try:
                     yield conn

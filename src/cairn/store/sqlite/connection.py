@@ -17,8 +17,9 @@ from pathlib import Path
 
 from cairn.errors import StoreError, StoreForeign, StoreReadOnly
 from cairn.store.migrations import apply_migrations
-from cairn.store.sql.dialect import Run, Sql
+from cairn.store.sql.dialect import Run
 from cairn.store.sql.transactions import ThreadTransactions
+from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.errors import translate
 
 # Every change to the lexical index bumps `lexgen`, so cached BM25 statistics go stale at once.
@@ -35,6 +36,8 @@ BUMP_WINDOW_REV = _BUMP + "'window_rev'"
 
 class Connections(ThreadTransactions[sqlite3.Connection]):
     _begin = "BEGIN IMMEDIATE"
+    # SQLite discards the transaction when the connection closes in any case.
+    _lost = sqlite3.Error
 
     def __init__(self, path: str, *, busy_timeout_ms: int) -> None:
         self.path = path
@@ -89,21 +92,9 @@ class Connections(ThreadTransactions[sqlite3.Connection]):
         except sqlite3.Error as exc:
             raise translate(exc, self.path) from exc
 
-    def _rollback(self, conn: sqlite3.Connection) -> None:
-        """Roll back what is left of a failed transaction without hiding why it failed.
-
-        On some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_CORRUPT, ...) SQLite has already
-        rolled the transaction back itself; a second ROLLBACK would then raise "cannot
-        rollback - no transaction is active" and mask the real cause.
-        """
-        if not conn.in_transaction:
-            return
-        try:
-            conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            # The original error is the one worth reporting; SQLite discards the transaction
-            # when the connection closes in any case.
-            return
+    def _pending(self, conn: sqlite3.Connection) -> bool:
+        # SQLite rolls back by itself on some errors (SQLITE_FULL, SQLITE_IOERR, ...).
+        return conn.in_transaction
 
     def close(self) -> None:
         with self._lock:
@@ -113,8 +104,8 @@ class Connections(ThreadTransactions[sqlite3.Connection]):
         self._local = threading.local()
 
 
-def migrate(sql: Sql, path: str) -> None:
-    """Apply the numbered migrations this code ships that the file at `path` has not recorded."""
+def migrate(connections: Connections) -> None:
+    """Apply the numbered migrations this code ships that the file has not recorded yet."""
 
     def run_script(run: Run, script: str) -> None:
         for statement in _statements(script):
@@ -122,8 +113,9 @@ def migrate(sql: Sql, path: str) -> None:
 
     apply_migrations(
         "cairn.store.sqlite",
-        sql.write,
-        display=path,
+        connections.transaction,
+        SQLITE,
+        display=connections.path,
         table="CREATE TABLE IF NOT EXISTS schema_migrations ("
         " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
         run_script=run_script,

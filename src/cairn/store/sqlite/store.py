@@ -49,7 +49,7 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
         self._vectors = VectorIndex(path)
         try:
             with self._db.translated():
-                migrate(self._sql, path)
+                migrate(self._db)
         except BaseException:
             self._db.close()
             raise
