@@ -59,8 +59,6 @@ _CONNECT_TIMEOUT_S = 10
 ANALYZE_MIN_ROWS = 200
 ANALYZE_GROWTH = 0.1
 _ANALYZED_TABLES = "memories, memory_tags, vectors, windows, lexical, events"
-# A ROLLBACK failing so: the connection is gone, the pool discards it, the server rolled back.
-_LOST = psycopg.OperationalError
 _MIN_PGVECTOR = (0, 5)  # HNSW
 _ITERATIVE_PGVECTOR = (0, 8)  # hnsw.iterative_scan
 
@@ -68,7 +66,8 @@ _ITERATIVE_PGVECTOR = (0, 8)  # hnsw.iterative_scan
 class Database(ThreadTransactions[Conn]):
     """A pool plus the thread binding and locking that make `transaction()` behave."""
 
-    _lost = _LOST
+    # A ROLLBACK failing so: the connection is gone, the pool discards it, the server rolled back.
+    _lost = psycopg.OperationalError
 
     def __init__(self, conninfo: str, options: PoolOptions, *, display: str) -> None:
         self.display = display
@@ -94,7 +93,7 @@ class Database(ThreadTransactions[Conn]):
             name=f"cairn {display}",
             open=True,
         )
-        with self.translated(), self._pool.connection() as conn:
+        with self.connection() as conn:
             row = conn.execute(
                 "SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'memories'::regclass"
             ).fetchone()
@@ -131,8 +130,9 @@ class Database(ThreadTransactions[Conn]):
         with self.translated(), self._pool.connection() as conn:
             yield conn
 
-    def _pending(self, conn: Conn) -> bool:
-        return _pending(conn)
+    @staticmethod
+    def _pending(conn: Conn) -> bool:
+        return not conn.closed and conn.info.transaction_status != TransactionStatus.IDLE
 
     def _committed(self, conn: Conn) -> None:
         if self._due_for_analyze():
@@ -171,10 +171,6 @@ class Database(ThreadTransactions[Conn]):
             raise translate(exc, self.display, self.options) from exc
 
 
-def _pending(conn: Conn) -> bool:
-    return not conn.closed and conn.info.transaction_status != TransactionStatus.IDLE
-
-
 def _session_settings(pgvector: tuple[int, ...], ef_search: int) -> str:
     """Per-connection settings: UTC for timestamptz, and pgvector's HNSW search knobs."""
     statements = ["SET TIME ZONE 'UTC'", f"SET hnsw.ef_search = {int(ef_search)}"]
@@ -194,7 +190,7 @@ def migrate(conn: Conn, begin: str, display: str) -> tuple[int, ...]:
     with conn:
         apply_migrations(
             "cairn.store.postgres",
-            lambda: begun(conn, begin, _pending, _LOST),
+            lambda: begun(conn, begin, Database._pending, Database._lost),
             POSTGRES,
             display=display,
             table="CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"

@@ -207,11 +207,7 @@ class StatsCache:
         missing = [term for term in wanted if (filt, term) not in items]
         if missing:
             items.update(((filt, t), n) for t, n in _frequencies(conn, filt, missing).items())
-        return LexicalStats(
-            doc_count=int(averages[0]),
-            document_frequency={term: int(items[(filt, term)]) for term in wanted},
-            average_length=dict(zip(LEXICAL_FIELDS, averages[1:], strict=True)),
-        )
+        return LexicalStats.counted(averages, {term: int(items[(filt, term)]) for term in wanted})
 
 
 def _averages(conn: Conn, filt: MemoryFilter) -> tuple[float, ...]:

@@ -9,7 +9,6 @@ from typing import Any
 
 from cairn.embeddings.base import Vector
 from cairn.store.base import (
-    LEXICAL_FIELDS,
     LexicalDoc,
     LexicalRow,
     LexicalStats,
@@ -165,14 +164,7 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
         cache = self._stats_cache_for(conn)
         averages = lexical.averages(conn, filt, cache)
         frequencies = lexical.document_frequencies(conn, filt, terms, cache)
-        return LexicalStats(
-            doc_count=int(averages[0]),
-            document_frequency=frequencies,
-            average_length={
-                name: float(value or 0.0)
-                for name, value in zip(LEXICAL_FIELDS, averages[1:], strict=True)
-            },
-        )
+        return LexicalStats.counted(averages, frequencies)
 
     def iter_vectors(self) -> Iterator[tuple[int, str, Vector]]:
         rows = self._db.get().execute(
