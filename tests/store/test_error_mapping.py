@@ -16,7 +16,7 @@ from cairn.errors import (
     StoreFull,
     StoreReadOnly,
 )
-from cairn.store.postgres.connection import translate as translate_pg
+from cairn.store.postgres.errors import translate as translate_pg
 from cairn.store.postgres.options import PoolOptions
 from cairn.store.sqlite.errors import translate as translate_sqlite
 

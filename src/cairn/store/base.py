@@ -125,6 +125,12 @@ class LexicalStats:
     document_frequency: Mapping[str, int]
     average_length: Mapping[str, float]  # per field, in terms
 
+    @classmethod
+    def counted(cls, averages: Sequence[Any], frequency: Mapping[str, int]) -> LexicalStats:
+        """From (documents, each `LEXICAL_FIELDS` field's average length or None) and counts."""
+        lengths = zip(LEXICAL_FIELDS, averages[1:], strict=True)
+        return cls(int(averages[0]), frequency, {name: float(v or 0.0) for name, v in lengths})
+
 
 class ContextStore(Protocol):
     """Session neighbours (migration 0004): each memory's place among the memories of its scope

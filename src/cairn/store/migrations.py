@@ -15,7 +15,7 @@ from importlib import resources
 from typing import Any
 
 from cairn.errors import StoreError
-from cairn.store.sql.dialect import Run
+from cairn.store.sql.dialect import Dialect, Run
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
@@ -42,7 +42,8 @@ def load_migrations(package: str) -> list[Migration]:
 
 def apply_migrations(
     package: str,
-    transaction: Callable[[], AbstractContextManager[Run]],
+    transaction: Callable[[], AbstractContextManager[Any]],
+    dialect: Dialect,
     *,
     display: str,
     table: str,
@@ -50,11 +51,13 @@ def apply_migrations(
     stamp: Callable[[], Any],
 ) -> None:
     """Apply the migrations of `package` that the store has not recorded, each in its own
-    write transaction; `table` is the DDL of `schema_migrations`, `stamp` its `applied_at`."""
+    write transaction (on the connection `transaction` yields, spoken in `dialect`); `table` is
+    the DDL of `schema_migrations`, `stamp` its `applied_at`."""
     migrations = load_migrations(package)
     known = migrations[-1].version if migrations else 0
     for migration in migrations:
-        with transaction() as run:
+        with transaction() as conn:
+            run = Run(conn, dialect)
             run.execute(table)
             row = run.one("SELECT max(version) FROM schema_migrations")
             current = int(row[0] or 0) if row else 0

@@ -42,20 +42,12 @@ import psycopg.errors
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
-from cairn.errors import (
-    CairnError,
-    Conflict,
-    InvalidInput,
-    StoreBusy,
-    StoreCorrupt,
-    StoreError,
-    StoreFull,
-    StoreReadOnly,
-)
+from cairn.errors import CairnError, StoreError
 from cairn.store.migrations import apply_migrations
 from cairn.store.postgres.dialect import POSTGRES
+from cairn.store.postgres.errors import first_line, translate
 from cairn.store.postgres.options import PoolOptions
-from cairn.store.sql.dialect import Run
+from cairn.store.sql.transactions import ThreadTransactions, begun
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -71,8 +63,11 @@ _MIN_PGVECTOR = (0, 5)  # HNSW
 _ITERATIVE_PGVECTOR = (0, 8)  # hnsw.iterative_scan
 
 
-class Database:
+class Database(ThreadTransactions[Conn]):
     """A pool plus the thread binding and locking that make `transaction()` behave."""
+
+    # A ROLLBACK failing so: the connection is gone, the pool discards it, the server rolled back.
+    _lost = psycopg.OperationalError
 
     def __init__(self, conninfo: str, options: PoolOptions, *, display: str) -> None:
         self.display = display
@@ -83,7 +78,7 @@ class Database:
             f"BEGIN; SET LOCAL lock_timeout = '{int(options.busy_timeout_ms)}ms'; "
             f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"
         )
-        with self._translate():
+        with self.translated():
             self.pgvector = migrate(self._connect_once(), self._begin, display)
         self._session_sql = _session_settings(self.pgvector, options.hnsw_ef_search)
         self._growth_lock = threading.Lock()
@@ -98,7 +93,7 @@ class Database:
             name=f"cairn {display}",
             open=True,
         )
-        with self._translate(), self._pool.connection() as conn:
+        with self.connection() as conn:
             row = conn.execute(
                 "SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'memories'::regclass"
             ).fetchone()
@@ -127,40 +122,21 @@ class Database:
     @contextmanager
     def connection(self) -> Iterator[Conn]:
         """The thread's transaction connection if it has one, else a pooled one (autocommit)."""
-        bound: Conn | None = getattr(self._local, "conn", None)
+        bound: Conn | None = getattr(self._local, "tx", None)
         if bound is not None:
-            with self._translate():
+            with self.translated():
                 yield bound
             return
-        with self._translate(), self._pool.connection() as conn:
+        with self.translated(), self._pool.connection() as conn:
             yield conn
 
-    @contextmanager
-    def transaction(self) -> Iterator[Conn]:
-        """A write transaction holding the write lock; nested calls join the outermost one."""
-        local = self._local
-        bound: Conn | None = getattr(local, "conn", None)
-        if bound is not None:
-            local.depth += 1
-            try:
-                with self._translate():
-                    yield bound
-            finally:
-                local.depth -= 1
-            return
-        with self._translate(), self._pool.connection() as conn:
-            try:
-                conn.execute(self._begin)
-                local.conn, local.depth = conn, 1
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                _rollback(conn)
-                raise
-            finally:
-                local.conn, local.depth = None, 0
-            if self._due_for_analyze():
-                conn.execute(f"ANALYZE {_ANALYZED_TABLES}")
+    @staticmethod
+    def _pending(conn: Conn) -> bool:
+        return not conn.closed and conn.info.transaction_status != TransactionStatus.IDLE
+
+    def _committed(self, conn: Conn) -> None:
+        if self._due_for_analyze():
+            conn.execute(f"ANALYZE {_ANALYZED_TABLES}")
 
     # planner statistics ----------------------------------------------------------------------
     def note_growth(self, rows: int) -> None:
@@ -181,15 +157,11 @@ class Database:
             self._grown = 0
             return True
 
-    @property
-    def in_transaction(self) -> bool:
-        return getattr(self._local, "conn", None) is not None
-
     def close(self) -> None:
         self._pool.close()
 
     @contextmanager
-    def _translate(self) -> Iterator[None]:
+    def translated(self) -> Iterator[None]:
         """Turn driver and pool errors into cairn's error tree, saying what to do."""
         try:
             yield
@@ -197,78 +169,6 @@ class Database:
             raise
         except (psycopg.Error, PoolTimeout, PoolClosed) as exc:
             raise translate(exc, self.display, self.options) from exc
-
-
-def translate(exc: Exception, display: str, options: PoolOptions) -> CairnError:
-    if isinstance(exc, PoolTimeout):
-        return StoreBusy(
-            f"all {options.pool_max_size} pooled connections to {display} stayed busy for "
-            f"{options.pool_timeout:g}s; retry, or raise pool_max_size in the URL."
-        )
-    if isinstance(exc, PoolClosed):
-        return StoreError(f"the store at {display} is closed; open it again.")
-    if isinstance(exc, psycopg.errors.LockNotAvailable):
-        return StoreBusy(
-            f"the store at {display} stayed locked by another writer past the busy timeout "
-            f"({options.busy_timeout_ms} ms); retry, or raise busy_timeout_ms in the URL."
-        )
-    if isinstance(exc, psycopg.errors.DeadlockDetected | psycopg.errors.SerializationFailure):
-        return StoreBusy(f"a concurrent write to {display} conflicted with this one; retry it.")
-    if isinstance(exc, psycopg.errors.UniqueViolation):
-        return Conflict(
-            f"the write collides with a row the store at {display} already holds "
-            f"({first_line(exc)}); import into an empty store or skip records already copied."
-        )
-    damage = translate_damage(exc, display)
-    if damage is not None:
-        return damage
-    if isinstance(exc, psycopg.DataError):
-        return InvalidInput(
-            f"PostgreSQL cannot store this value ({first_line(exc)}); remove what it names "
-            "(NUL characters in text, NaN or infinity in a vector) and retry."
-        )
-    if isinstance(exc, psycopg.OperationalError):
-        return StoreError(
-            f"lost or could not open a connection to PostgreSQL at {display}: "
-            f"{first_line(exc)}. Check that the server is running, then retry."
-        )
-    return StoreError(f"the store at {display} failed: {first_line(exc)}")
-
-
-def translate_damage(exc: Exception, display: str) -> CairnError | None:
-    """A full disk, a read-only server or database, or damaged data, each with what to do."""
-    errors = psycopg.errors
-    if isinstance(exc, errors.DiskFull | errors.OutOfMemory):
-        return StoreFull(
-            f"the PostgreSQL server at {display} is out of disk space or memory "
-            f"({first_line(exc)}); nothing was written. Free some space, then retry."
-        )
-    if isinstance(exc, errors.ReadOnlySqlTransaction):
-        return StoreReadOnly(
-            f"the database at {display} only accepts reads ({first_line(exc)}): it is a standby "
-            "or default_transaction_read_only is on. Point CAIRN_URL at the primary."
-        )
-    if isinstance(exc, errors.DataCorrupted | errors.IndexCorrupted):
-        return StoreCorrupt(
-            f"the database at {display} reports damaged data ({first_line(exc)}); run "
-            "`cairn check`, then restore from a backup or `cairn export` what is readable."
-        )
-    return None
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _rollback(conn: Conn) -> None:
-    if conn.closed or conn.info.transaction_status == TransactionStatus.IDLE:
-        return
-    try:
-        conn.execute("ROLLBACK")
-    except psycopg.OperationalError:
-        # The connection is gone; the pool discards it and the server already rolled back.
-        return
 
 
 def _session_settings(pgvector: tuple[int, ...], ef_search: int) -> str:
@@ -290,7 +190,8 @@ def migrate(conn: Conn, begin: str, display: str) -> tuple[int, ...]:
     with conn:
         apply_migrations(
             "cairn.store.postgres",
-            lambda: _locked(conn, begin),
+            lambda: begun(conn, begin, Database._pending, Database._lost),
+            POSTGRES,
             display=display,
             table="CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
             " name text NOT NULL, applied_at timestamptz NOT NULL)",
@@ -307,18 +208,6 @@ def migrate(conn: Conn, begin: str, display: str) -> tuple[int, ...]:
             "0.5 or newer (HNSW). Run ALTER EXTENSION vector UPDATE as a superuser."
         )
     return version
-
-
-@contextmanager
-def _locked(conn: Conn, begin: str) -> Iterator[Run]:
-    """A transaction of `conn` under the write lock (`begin` takes it)."""
-    conn.execute(begin)
-    try:
-        yield Run(conn, POSTGRES)
-        conn.execute("COMMIT")
-    except BaseException:
-        _rollback(conn)
-        raise
 
 
 def _run_migration(conn: Conn, display: str, sql: str) -> None:

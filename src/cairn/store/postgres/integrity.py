@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import psycopg
 
-from cairn.store.postgres.connection import Database, first_line
+from cairn.store.postgres.connection import Database
+from cairn.store.postgres.errors import first_line
 from cairn.store.tables import NOT_COPIED, TABLES
 
 _INDEXES = (

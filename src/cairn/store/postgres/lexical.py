@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -194,14 +193,11 @@ class StatsCache:
     """
 
     def __init__(self, size: int = STATS_CACHE_MAX) -> None:
-        self._size = size
-        self._lock = threading.Lock()
-        self._generation: str | None = None
-        self._items: dict[tuple[MemoryFilter, str | None], Any] = {}
+        self._cache = lexical_bound.GenerationCache(size)
 
     def stats(self, conn: Conn, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats:
         row = conn.execute("SELECT value FROM meta WHERE key = 'lexgen'").fetchone()
-        items = self._current(str(row[0]) if row else None)
+        items = self._cache.current(str(row[0]) if row else None)
         wanted = _distinct(terms)
         averages = items.get((filt, None))
         if averages is None:
@@ -209,20 +205,7 @@ class StatsCache:
         missing = [term for term in wanted if (filt, term) not in items]
         if missing:
             items.update(((filt, t), n) for t, n in _frequencies(conn, filt, missing).items())
-        return LexicalStats(
-            doc_count=int(averages[0]),
-            document_frequency={term: int(items[(filt, term)]) for term in wanted},
-            average_length=dict(zip(LEXICAL_FIELDS, averages[1:], strict=True)),
-        )
-
-    def _current(self, generation: str | None) -> dict[tuple[MemoryFilter, str | None], Any]:
-        with self._lock:
-            if generation is None:  # no counter to trust: nothing is kept
-                return {}
-            if generation != self._generation or len(self._items) > self._size:
-                self._items = {}
-                self._generation = generation
-            return self._items
+        return LexicalStats.counted(averages, {term: int(items[(filt, term)]) for term in wanted})
 
 
 def _averages(conn: Conn, filt: MemoryFilter) -> tuple[float, ...]:

@@ -13,12 +13,9 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from cairn.models import NewMemory
-from cairn.store.base import LEXICAL_FIELDS
 from cairn.store.sql.rows import encode_value
-from cairn.store.sqlite.connection import BUMP_LEXGEN
+from cairn.store.sqlite import lexical
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.timeutil import to_micros
 
@@ -77,29 +74,13 @@ def bulk_add(store: SqliteStore, identity: str, items: Sequence[BulkMemory]) -> 
         conn.executemany(
             "INSERT INTO vectors (memory_id, identity, dims, vector) VALUES (?, ?, ?, ?)",
             [
-                (ids[n], identity, int(it.vector.shape[0]),
-                 np.asarray(it.vector, dtype=np.float32).tobytes())
+                (ids[n], identity, int(it.vector.shape[0]), SQLITE.vector(it.vector))
                 for n, it in enumerate(items)
             ],
-        )  # fmt: skip
-        _lexical(conn, ids, items)
+        )
+        lexical.write_entries(conn, [(ids[n], it.lexical) for n, it in enumerate(items)])
         conn.executemany(
             "INSERT OR IGNORE INTO memory_tags (memory_id, tag) VALUES (?, ?)",
             [(ids[n], tag) for n, it in enumerate(items) for tag in it.memory.tags],
         )
     return ids
-
-
-def _lexical(conn: sqlite3.Connection, ids: list[int], items: Sequence[BulkMemory]) -> None:
-    conn.execute(BUMP_LEXGEN)
-    fields = [[it.lexical.field(name) for name in LEXICAL_FIELDS] for it in items]
-    conn.executemany(
-        "INSERT INTO lexical (rowid, content, tags, source_ref, reason, context) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        [(ids[n], *row) for n, row in enumerate(fields)],
-    )
-    conn.executemany(
-        "INSERT INTO lexical_lengths (memory_id, content, tags, source_ref, reason, context) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        [(ids[n], *(len(text.split()) for text in row)) for n, row in enumerate(fields)],
-    )

@@ -18,6 +18,7 @@ from pathlib import Path
 from cairn.errors import StoreError, StoreForeign, StoreReadOnly
 from cairn.store.migrations import apply_migrations
 from cairn.store.sql.dialect import Run
+from cairn.store.sql.transactions import ThreadTransactions
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.errors import translate
 
@@ -33,7 +34,11 @@ BUMP_EPOCH = _BUMP + "'epoch'"
 BUMP_WINDOW_REV = _BUMP + "'window_rev'"
 
 
-class Connections:
+class Connections(ThreadTransactions[sqlite3.Connection]):
+    _begin = "BEGIN IMMEDIATE"
+    # SQLite discards the transaction when the connection closes in any case.
+    _lost = sqlite3.Error
+
     def __init__(self, path: str, *, busy_timeout_ms: int) -> None:
         self.path = path
         self.busy_timeout_ms = busy_timeout_ms
@@ -46,77 +51,50 @@ class Connections:
         if conn is None:
             conn = self._open()
             self._local.conn = conn
-            self._local.depth = 0
             with self._lock:
                 self._all.append(conn)
         return conn
 
     def _open(self) -> sqlite3.Connection:
-        try:
+        with self.translated():
             conn = sqlite3.connect(
                 self.path,
                 isolation_level=None,
                 check_same_thread=False,
                 timeout=self.busy_timeout_ms / 1000,
             )
-        except sqlite3.Error as exc:
-            raise translate(exc, self.path) from exc
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-            conn.execute("PRAGMA foreign_keys = ON")
-            # Zero what deletes and rewrites free, so a purged memory's text leaves no trace in
-            # free space within pages or on the freelist (cairn.store.sqlite.erase).
-            conn.execute("PRAGMA secure_delete = ON")
-            if not self._all:
-                # Before WAL mode, which would rewrite another program's file header.
-                _refuse_foreign(conn, self.path)
-            if self.path != ":memory:":
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")
-        except sqlite3.Error as exc:
-            conn.close()
-            raise translate(exc, self.path) from exc
-        except BaseException:
-            conn.close()
-            raise
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+                conn.execute("PRAGMA foreign_keys = ON")
+                # Zero what deletes and rewrites free, so a purged memory's text leaves no trace
+                # in free space within pages or on the freelist (cairn.store.sqlite.erase).
+                conn.execute("PRAGMA secure_delete = ON")
+                if not self._all:
+                    # Before WAL mode, which would rewrite another program's file header.
+                    _refuse_foreign(conn, self.path)
+                if self.path != ":memory:":
+                    conn.execute("PRAGMA journal_mode = WAL")
+                    conn.execute("PRAGMA synchronous = NORMAL")
+            except BaseException:
+                conn.close()
+                raise
         return conn
 
     def connection(self) -> AbstractContextManager[sqlite3.Connection]:
-        """The thread's connection, for reads (inside a transaction, the transaction's)."""
+        """The thread's connection, for reads (inside a transaction, the transaction's); their
+        errors are translated at the core's boundary (`cairn.guard`)."""
         return nullcontext(self.get())
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction; nested calls join the outermost one."""
-        conn = self.get()
-        depth: int = self._local.depth
-        if depth:
-            self._local.depth = depth + 1
-            try:
-                yield conn
-            finally:
-                self._local.depth = depth
-            return
+    def translated(self) -> Iterator[None]:
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            yield
         except sqlite3.Error as exc:
             raise translate(exc, self.path) from exc
-        self._local.depth = 1
-        try:
-            yield conn
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            _rollback(conn)
-            raise translate(exc, self.path) from exc
-        except BaseException:
-            _rollback(conn)
-            raise
-        finally:
-            self._local.depth = 0
 
-    @property
-    def in_transaction(self) -> bool:
-        return bool(getattr(self._local, "depth", 0))
+    def _pending(self, conn: sqlite3.Connection) -> bool:
+        # SQLite rolls back by itself on some errors (SQLITE_FULL, SQLITE_IOERR, ...).
+        return conn.in_transaction
 
     def close(self) -> None:
         with self._lock:
@@ -126,38 +104,17 @@ class Connections:
         self._local = threading.local()
 
 
-def _rollback(conn: sqlite3.Connection) -> None:
-    """Roll back what is left of a failed transaction without hiding why it failed.
-
-    On some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_CORRUPT, ...) SQLite has already rolled
-    the transaction back itself; a second ROLLBACK would then raise "cannot rollback - no
-    transaction is active" and mask the real cause.
-    """
-    if not conn.in_transaction:
-        return
-    try:
-        conn.execute("ROLLBACK")
-    except sqlite3.Error:
-        # The original error is the one worth reporting; SQLite discards the transaction when
-        # the connection closes in any case.
-        return
-
-
 def migrate(connections: Connections) -> None:
     """Apply the numbered migrations this code ships that the file has not recorded yet."""
 
-    @contextmanager
-    def transaction() -> Iterator[Run]:
-        with connections.transaction() as conn:
-            yield Run(conn, SQLITE)
-
-    def run_script(run: Run, sql: str) -> None:
-        for statement in _statements(sql):
+    def run_script(run: Run, script: str) -> None:
+        for statement in _statements(script):
             run.conn.execute(statement)
 
     apply_migrations(
         "cairn.store.sqlite",
-        transaction,
+        connections.transaction,
+        SQLITE,
         display=connections.path,
         table="CREATE TABLE IF NOT EXISTS schema_migrations ("
         " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",

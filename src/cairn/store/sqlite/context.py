@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from cairn.embeddings.base import Vector
 from cairn.store.base import MemoryFilter
 from cairn.store.sql.neighbours import NeighbourRows
 from cairn.store.sqlite.connection import BUMP_EPOCH, BUMP_LEXGEN, BUMP_WINDOW_REV, Connections
-from cairn.store.sqlite.sql import marks
+from cairn.store.sqlite.dialect import SQLITE
+from cairn.store.sqlite.sql import tagged_ids
 from cairn.store.sqlite.vectors import VectorIndex
 
 
@@ -28,13 +27,12 @@ class ContextRows(NeighbourRows):
     _vectors: VectorIndex  # the store's dense cache holds the window vectors too
 
     def put_window(self, memory_id: int, identity: str, vector: Vector) -> None:
-        blob = np.asarray(vector, dtype=np.float32).tobytes()
         with self._db.transaction() as conn:
             conn.execute(BUMP_WINDOW_REV)
             conn.execute(
                 "INSERT OR REPLACE INTO windows (memory_id, identity, vector, rev) VALUES "
                 "(?, ?, ?, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'window_rev'))",
-                (memory_id, identity, blob),
+                (memory_id, identity, SQLITE.vector(vector)),
             )
 
     def delete_window(self, memory_id: int) -> None:
@@ -48,13 +46,7 @@ class ContextRows(NeighbourRows):
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int, include: Sequence[int]
     ) -> dict[int, float]:
         conn = self._db.get()
-        allowed: set[int] | None = None
-        if filt.tags is not None:
-            tags = list(filt.tags)
-            rows = conn.execute(
-                f"SELECT memory_id FROM memory_tags WHERE tag IN ({marks(tags)})", tags
-            )
-            allowed = {row[0] for row in rows}
+        allowed = tagged_ids(conn, filt)
         return self._vectors.similarities(conn, filt, identity, vector, k, include, allowed)
 
     def set_lexical_context(self, memory_id: int, context: str) -> None:

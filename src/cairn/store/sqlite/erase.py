@@ -28,11 +28,12 @@ import sqlite3
 from cairn.errors import StoreBusy, StoreError
 from cairn.store.sql.dialect import Run
 from cairn.store.sql.erase import SharedErase
+from cairn.store.sql.meta import MetaRows
 from cairn.store.sqlite import dense_files
 from cairn.store.sqlite.connection import BUMP_EPOCH, BUMP_LEXGEN, Connections
 
 
-class EraseRows(SharedErase):
+class EraseRows(SharedErase, MetaRows):
     _db: Connections
     _PER_MEMORY = (
         ("vectors", "memory_id"),
@@ -57,10 +58,9 @@ class EraseRows(SharedErase):
             raise StoreError("erase_freed runs after the purge commits, not inside a transaction")
         conn = self._db.get()
         try:
-            if _meta(conn, "freed_space") == "unscrubbed":
+            if self.get_meta("freed_space") == "unscrubbed":
                 _vacuum(conn)
-                with self._db.transaction() as tx:
-                    tx.execute("UPDATE meta SET value = 'zeroed' WHERE key = 'freed_space'")
+                self.set_meta("freed_space", "zeroed")
             busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         except sqlite3.OperationalError as exc:
             raise self._still_held(str(exc)) from exc
@@ -73,11 +73,6 @@ class EraseRows(SharedErase):
             f"text ({why}): close the other processes using the store. SQLite empties the log "
             "when the last connection to it closes; the next purge finishes the rest."
         )
-
-
-def _meta(conn: sqlite3.Connection, key: str) -> str | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
 
 
 def _vacuum(conn: sqlite3.Connection) -> None:

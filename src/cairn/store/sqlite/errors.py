@@ -11,7 +11,6 @@ import sqlite3
 
 from cairn.errors import (
     CairnError,
-    Conflict,
     InvalidInput,
     StoreBusy,
     StoreCorrupt,
@@ -19,6 +18,7 @@ from cairn.errors import (
     StoreFull,
     StoreReadOnly,
 )
+from cairn.store.sql.errors import CONFLICT, FAILED, Rule, raised
 
 _BY_TEXT = (
     ("database or disk is full", sqlite3.SQLITE_FULL),
@@ -40,7 +40,7 @@ def primary_code(exc: sqlite3.Error) -> int | None:
 
 
 # What each primary result code means for the store at {path}, failing with {reason}.
-_BY_CODE: dict[int, tuple[type[CairnError], str]] = {
+_BY_CODE: dict[int, Rule] = {
     sqlite3.SQLITE_BUSY: (
         StoreBusy,
         "the store at {path} stayed locked by another writer past the busy timeout; "
@@ -81,11 +81,7 @@ _BY_CODE: dict[int, tuple[type[CairnError], str]] = {
         InvalidInput,
         "a value is too large for the store ({reason}); send less.",
     ),
-    sqlite3.SQLITE_CONSTRAINT: (
-        Conflict,
-        "the write collides with a row the store at {path} already holds ({reason}); "
-        "import into an empty store or skip records already copied.",
-    ),
+    sqlite3.SQLITE_CONSTRAINT: CONFLICT,
 }
 _SAME = {sqlite3.SQLITE_LOCKED: sqlite3.SQLITE_BUSY}
 
@@ -96,5 +92,4 @@ def translate(exc: sqlite3.Error, path: str) -> CairnError:
     code = -1 if code is None else _SAME.get(code, code)
     if code not in _BY_CODE and isinstance(exc, sqlite3.IntegrityError):
         code = sqlite3.SQLITE_CONSTRAINT
-    error, message = _BY_CODE.get(code, (StoreError, "the store at {path} failed: {reason}"))
-    return error(message.format(path=path, reason=str(exc) or type(exc).__name__))
+    return raised(_BY_CODE.get(code, FAILED), path=path, reason=str(exc) or type(exc).__name__)

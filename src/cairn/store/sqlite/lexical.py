@@ -1,4 +1,5 @@
-"""Lexical candidates for the SQLite backend: FTS5, with the work bounded on large stores.
+"""Lexical entries and candidates for the SQLite backend: FTS5, with the work bounded on large
+stores.
 
 The pool is the `limit` best matches by FTS5's `bm25()` with the ranking layer's field weights
 (content, tags, source_ref, reason, context), so a word found only among a memory's neighbours
@@ -18,13 +19,30 @@ from collections.abc import Sequence
 from typing import Any
 
 from cairn.store import lexical_bound
-from cairn.store.base import LexicalDoc, LexicalRow, MemoryFilter
+from cairn.store.base import LEXICAL_FIELDS, LexicalDoc, LexicalRow, MemoryFilter
 from cairn.store.lexical_bound import plan, render
+from cairn.store.sqlite.connection import BUMP_LEXGEN
 from cairn.store.sqlite.sql import filter_sql, match_expression
 
 POOL_RANK = "bm25(lexical, 1.0, 0.7, 0.5, 0.3, 0.45)"
 EXACT_MATCHES = lexical_bound.EXACT_MATCHES
 LARGE_STORE = lexical_bound.LARGE_STORE
+
+
+def write_entries(conn: sqlite3.Connection, docs: Sequence[tuple[int, LexicalDoc]]) -> None:
+    """Index each (memory id, document), with the word counts of its fields that BM25 needs."""
+    conn.execute(BUMP_LEXGEN)
+    texts = [(memory_id, [doc.field(name) for name in LEXICAL_FIELDS]) for memory_id, doc in docs]
+    conn.executemany(
+        "INSERT INTO lexical (rowid, content, tags, source_ref, reason, context) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [(memory_id, *fields) for memory_id, fields in texts],
+    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO lexical_lengths "
+        "(memory_id, content, tags, source_ref, reason, context) VALUES (?, ?, ?, ?, ?, ?)",
+        [(memory_id, *(len(text.split()) for text in fields)) for memory_id, fields in texts],
+    )
 
 
 def candidates(

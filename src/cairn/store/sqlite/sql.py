@@ -4,6 +4,7 @@ expression and lists of `?` parameter marks. Id chunks are the dialect's (`SQLIT
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,3 +25,13 @@ def match_expression(terms: Sequence[str]) -> str:
 
 def marks(values: Sequence[object]) -> str:
     return ", ".join("?" for _ in values)
+
+
+def tagged_ids(conn: sqlite3.Connection, filt: MemoryFilter) -> set[int] | None:
+    """The memories holding one of the filter's tags; None when it names no tags. Dense search
+    filters by it in Python (the cache holds no tags)."""
+    if filt.tags is None:
+        return None
+    tags = list(filt.tags)
+    rows = conn.execute(f"SELECT memory_id FROM memory_tags WHERE tag IN ({marks(tags)})", tags)
+    return {row[0] for row in rows}

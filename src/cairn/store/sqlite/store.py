@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import numpy as np
-
 from cairn.embeddings.base import Vector
 from cairn.store.base import (
-    LEXICAL_FIELDS,
     LexicalDoc,
     LexicalRow,
     LexicalStats,
     MemoryFilter,
 )
+from cairn.store.lexical_bound import GenerationCache
 from cairn.store.sql.dialect import Run, Sql
 from cairn.store.sql.parts import SharedRows
 from cairn.store.sql.procedures import plain_vectors
@@ -33,8 +30,7 @@ from cairn.store.sqlite.context import ContextRows
 from cairn.store.sqlite.copy import CopyRows
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.erase import EraseRows
-from cairn.store.sqlite.errors import translate
-from cairn.store.sqlite.sql import marks
+from cairn.store.sqlite.sql import marks, tagged_ids
 from cairn.store.sqlite.vectors import VectorIndex
 
 _STATS_CACHE_MAX = 50_000
@@ -48,15 +44,11 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
         self._path = path
         self._db = Connections(path, busy_timeout_ms=busy_timeout_ms)
         self._sql = Sql(self._db, SQLITE)
-        self._stats: dict[tuple[MemoryFilter, Any], Any] = {}
-        self._stats_generation: tuple[Any, ...] = ()
-        self._stats_lock = threading.Lock()
+        self._stats = GenerationCache(_STATS_CACHE_MAX)
         self._vectors = VectorIndex(path)
         try:
-            migrate(self._db)
-        except sqlite3.Error as exc:
-            self._db.close()
-            raise translate(exc, path) from exc
+            with self._db.translated():
+                migrate(self._db)
         except BaseException:
             self._db.close()
             raise
@@ -92,7 +84,6 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
 
     # vectors ------------------------------------------------------------------------------
     def put_vector(self, memory_id: int, identity: str, vector: Vector) -> None:
-        blob = np.asarray(vector, dtype=np.float32).tobytes()
         with self._db.transaction() as conn:
             existed = conn.execute(
                 "SELECT 1 FROM vectors WHERE memory_id = ?", (memory_id,)
@@ -100,7 +91,7 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
             conn.execute(
                 "INSERT OR REPLACE INTO vectors (memory_id, identity, dims, vector) "
                 "VALUES (?, ?, ?, ?)",
-                (memory_id, identity, int(vector.shape[0]), blob),
+                (memory_id, identity, int(vector.shape[0]), SQLITE.vector(vector)),
             )
             newest = conn.execute("SELECT max(memory_id) FROM vectors").fetchone()[0]
             # Caches append by ascending id; anything else must make them reload.
@@ -118,15 +109,8 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
     def nearest(
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int
     ) -> list[tuple[int, float]]:
-        allowed = self._tagged_ids(filt) if filt.tags is not None else None
-        return self._vectors.nearest(self._db.get(), filt, identity, vector, k, allowed)
-
-    def _tagged_ids(self, filt: MemoryFilter) -> set[int]:
-        tags = list(filt.tags or ())
-        rows = self._db.get().execute(
-            f"SELECT memory_id FROM memory_tags WHERE tag IN ({marks(tags)})", tags
-        )
-        return {row[0] for row in rows}
+        conn = self._db.get()
+        return self._vectors.nearest(conn, filt, identity, vector, k, tagged_ids(conn, filt))
 
     def vector_identities(self) -> dict[str, int]:
         rows = self._db.get().execute("SELECT identity, count(*) FROM vectors GROUP BY identity")
@@ -151,29 +135,12 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
         generation = tuple(
             conn.execute("SELECT key, value FROM meta WHERE key IN ('epoch', 'lexgen')")
         )
-        with self._stats_lock:
-            if generation != self._stats_generation or len(self._stats) > _STATS_CACHE_MAX:
-                self._stats = {}
-                self._stats_generation = generation
-            return self._stats
+        return self._stats.current(generation)
 
     def put_lexical(self, memory_id: int, doc: LexicalDoc) -> None:
-        fields = [doc.field(name) for name in LEXICAL_FIELDS]
-        lengths = [len(text.split()) for text in fields]
         with self._db.transaction() as conn:
-            conn.execute(BUMP_LEXGEN)
             conn.execute("DELETE FROM lexical WHERE rowid = ?", (memory_id,))
-            conn.execute(
-                "INSERT INTO lexical (rowid, content, tags, source_ref, reason, context) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (memory_id, *fields),
-            )
-            conn.execute(
-                "INSERT OR REPLACE INTO lexical_lengths "
-                "(memory_id, content, tags, source_ref, reason, context) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (memory_id, *lengths),
-            )
+            lexical.write_entries(conn, [(memory_id, doc)])
 
     def delete_lexical(self, memory_id: int) -> None:
         with self._db.transaction() as conn:
@@ -197,21 +164,14 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
         cache = self._stats_cache_for(conn)
         averages = lexical.averages(conn, filt, cache)
         frequencies = lexical.document_frequencies(conn, filt, terms, cache)
-        return LexicalStats(
-            doc_count=int(averages[0]),
-            document_frequency=frequencies,
-            average_length={
-                name: float(value or 0.0)
-                for name, value in zip(LEXICAL_FIELDS, averages[1:], strict=True)
-            },
-        )
+        return LexicalStats.counted(averages, frequencies)
 
     def iter_vectors(self) -> Iterator[tuple[int, str, Vector]]:
         rows = self._db.get().execute(
             "SELECT memory_id, identity, vector FROM vectors ORDER BY memory_id"
         )
         for memory_id, identity, blob in rows.fetchall():
-            yield memory_id, identity, np.frombuffer(blob, dtype=np.float32)
+            yield memory_id, identity, SQLITE.read_vector(blob)
 
     def size_bytes(self) -> int:
         total = 0
