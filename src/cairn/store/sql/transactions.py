@@ -34,6 +34,10 @@ def begun(conn: C, begin: str, pending: Callable[[C], bool], lost: type[Exceptio
 
 
 class ThreadTransactions(ABC, Generic[C]):
+    """`transaction()` for a backend's connections: subclasses say where a connection comes
+    from (`connection`), how driver errors are translated, and whether a failed one is still
+    open; `_committed` runs after an outermost commit (PostgreSQL's ANALYZE when due)."""
+
     _local: threading.local  # `tx`: the thread's open transaction's connection
     _begin: str  # the statement that opens a write transaction
     _lost: type[Exception]  # what a ROLLBACK on a dropped connection raises (see `begun`)
