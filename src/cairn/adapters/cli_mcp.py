@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from cairn.adapters.cli_common import reports_errors
-from cairn.adapters.cli_http import Listening, http_options
+from cairn.adapters.cli_http import http_options
 from cairn.config import Settings
+
+if TYPE_CHECKING:
+    from cairn.adapters.mcp_http import Listening
 
 TOOLS_HELP = (
     "Which tools to serve: core (the session loop, the default), sessions (core plus trace, "
@@ -28,11 +33,14 @@ def mcp_command(ctx: click.Context, /, tool_set: str | None) -> None:
 
 @click.command("serve")
 @http_options(
+    default_port=lambda settings: settings.http_port,
     port_help="Port to listen on (default 8765; 0 picks a free one).",
     token_help="Bearer token every request must carry (CAIRN_HTTP_TOKEN); at least 32 "
     "characters and 128 bits.",
     new_token_help="Make a fresh random token, print it on stdout, and serve with it.",
     cors_help="A browser origin allowed to call the server (repeatable; default none).",
+    # The announced address leaves the token out; `cairn ui` puts it in the address instead.
+    print_new_token=True,
 )
 @click.option("--tools", "tool_set", metavar="core|sessions|all", help=TOOLS_HELP)
 @click.pass_context
@@ -43,11 +51,7 @@ def serve_command(ctx: click.Context, /, listening: Listening, tool_set: str | N
     from cairn.adapters.app.server import app_for
     from cairn.adapters.mcp_http import serve
 
-    settings: Settings = ctx.obj["settings"]
     host, token = listening.host, listening.token
-    if listening.made_token:
-        # Alone on stdout, so a script can capture it; the address goes to stderr.
-        click.echo(token)
 
     def announce(url: str) -> None:
         click.echo(f"cairn: serving MCP at {url}", err=True)
@@ -57,11 +61,8 @@ def serve_command(ctx: click.Context, /, listening: Listening, tool_set: str | N
 
     serve(
         ctx.obj["store"],
-        settings,
-        host=host,
-        port=settings.http_port if listening.port is None else listening.port,
-        token=token,
-        cors_origins=listening.cors_origins,
+        ctx.obj["settings"],
+        listening,
         announce=announce,
         tool_set=tool_set,
         beside=lambda binding: app_for(binding, host=host, token=token),

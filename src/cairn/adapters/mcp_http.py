@@ -27,6 +27,7 @@ import ipaddress
 import math
 import socket
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Literal
 
@@ -264,14 +265,22 @@ def parse_origins(raw: str | Sequence[str] | None) -> list[str]:
     return [item.strip().rstrip("/") for item in items if item.strip()]
 
 
+@dataclass(frozen=True)
+class Listening:
+    """Where and how to serve HTTP: the address and port to bind (port 0 picks a free one),
+    the token every request must then carry, and the browser origins allowed to call."""
+
+    host: str
+    port: int
+    token: str | None
+    cors_origins: tuple[str, ...]
+
+
 def serve(
     location: str,
     settings: Settings,
+    listening: Listening,
     *,
-    host: str,
-    port: int,
-    token: str | None,
-    cors_origins: Sequence[str],
     announce: Callable[[str], None],
     tool_set: str | None = None,
     beside: Callable[[Binding], ASGIApp] | None = None,
@@ -279,6 +288,7 @@ def serve(
     """Serve until interrupted; `announce` gets the URL once the socket listens. `beside`
     builds an app served at every other path (the app, `cairn.adapters.app`)."""
     chosen = chosen_set(tool_set)
+    host, token, cors_origins = listening.host, listening.token, listening.cors_origins
 
     def build(binding: Binding) -> ASGIApp:
         server = build_server(binding, chosen)
@@ -294,9 +304,7 @@ def serve(
     serve_http(
         location,
         settings,
-        host=host,
-        port=port,
-        token=token,
+        listening,
         build=build,
         announce=lambda origin: announce(origin + MCP_PATH),
         lifespan="on",
@@ -306,10 +314,8 @@ def serve(
 def serve_http(
     location: str,
     settings: Settings,
+    listening: Listening,
     *,
-    host: str,
-    port: int,
-    token: str | None,
     build: Callable[[Binding], ASGIApp],
     announce: Callable[[str], None],
     lifespan: Literal["on", "off"],
@@ -318,9 +324,9 @@ def serve_http(
     `cairn ui` alike: the port and the bind are checked and the socket bound before the store
     opens, and `announce` gets the origin actually bound (`http://host:port`), which is the
     only place a `--port 0` shows its port."""
-    check_port(port)
-    check_bind(host, token)
-    sock = listen(host, port)
+    check_port(listening.port)
+    check_bind(listening.host, listening.token)
+    sock = listen(listening.host, listening.port)
     binding = open_binding(location, settings)
     try:
         app = build(binding)

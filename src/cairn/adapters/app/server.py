@@ -10,7 +10,7 @@ from starlette.types import ASGIApp
 
 from cairn.adapters.app.routes import build_app
 from cairn.adapters.mcp_binding import Binding
-from cairn.adapters.mcp_http import is_loopback, serve_http
+from cairn.adapters.mcp_http import Listening, is_loopback, serve_http
 from cairn.config import Settings
 
 APP_CLIENT = "cairn-app"
@@ -38,26 +38,22 @@ def with_cors(app: ASGIApp, origins: Sequence[str]) -> ASGIApp:
 
 
 def serve_ui(
-    location: str,
-    settings: Settings,
-    *,
-    host: str,
-    port: int,
-    token: str | None,
-    cors_origins: Sequence[str],
-    announce: Callable[[str], None],
+    location: str, settings: Settings, listening: Listening, *, announce: Callable[[str], None]
 ) -> None:
     """Serve the app until interrupted; `announce` gets the address once the socket listens,
     with the token once, so the first visit can set the cookie."""
+    host, token = listening.host, listening.token
     query = f"?token={token}" if token else ""
+
+    def build(binding: Binding) -> ASGIApp:
+        return with_cors(app_for(binding, host=host, token=token), listening.cors_origins)
+
     # The app has nothing to start or stop, so uvicorn runs no ASGI lifespan for it.
     serve_http(
         location,
         settings,
-        host=host,
-        port=port,
-        token=token,
-        build=lambda binding: with_cors(app_for(binding, host=host, token=token), cors_origins),
+        listening,
+        build=build,
         announce=lambda origin: announce(f"{origin}/{query}"),
         lifespan="off",
     )
