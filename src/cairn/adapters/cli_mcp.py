@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import secrets
+from typing import TYPE_CHECKING
 
 import click
 
 from cairn.adapters.cli_common import reports_errors
+from cairn.adapters.cli_http import http_options
 from cairn.config import Settings
-from cairn.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from cairn.adapters.mcp_http import Listening
 
 TOOLS_HELP = (
     "Which tools to serve: core (the session loop, the default), sessions (core plus trace, "
@@ -29,51 +32,26 @@ def mcp_command(ctx: click.Context, /, tool_set: str | None) -> None:
 
 
 @click.command("serve")
-@click.option("--host", help="Address to bind (default 127.0.0.1; others need a token).")
-@click.option("--port", type=int, help="Port to listen on (default 8765; 0 picks a free one).")
-@click.option(
-    "--token",
-    help="Bearer token every request must carry (CAIRN_HTTP_TOKEN); at least 32 characters "
-    "and 128 bits.",
-)
-@click.option(
-    "--new-token",
-    is_flag=True,
-    help="Make a fresh random token, print it on stdout, and serve with it.",
-)
-@click.option(
-    "--cors-origin",
-    "cors_origins",
-    multiple=True,
-    help="A browser origin allowed to call the server (repeatable; default none).",
+@http_options(
+    default_port=lambda settings: settings.http_port,
+    port_help="Port to listen on (default 8765; 0 picks a free one).",
+    token_help="Bearer token every request must carry (CAIRN_HTTP_TOKEN); at least 32 "
+    "characters and 128 bits.",
+    new_token_help="Make a fresh random token, print it on stdout, and serve with it.",
+    cors_help="A browser origin allowed to call the server (repeatable; default none).",
+    # The announced address leaves the token out; `cairn ui` puts it in the address instead.
+    print_new_token=True,
 )
 @click.option("--tools", "tool_set", metavar="core|sessions|all", help=TOOLS_HELP)
 @click.pass_context
 @reports_errors
-def serve_command(
-    ctx: click.Context,
-    /,
-    host: str | None,
-    port: int | None,
-    token: str | None,
-    new_token: bool,
-    cors_origins: tuple[str, ...],
-    tool_set: str | None,
-) -> None:
+def serve_command(ctx: click.Context, /, listening: Listening, tool_set: str | None) -> None:
     """Serve cairn's tools over MCP streamable HTTP at http://HOST:PORT/mcp, and the app (see
     `cairn ui`) at http://HOST:PORT/."""
     from cairn.adapters.app.server import app_for
-    from cairn.adapters.mcp_http import parse_origins, serve
+    from cairn.adapters.mcp_http import serve
 
-    settings: Settings = ctx.obj["settings"]
-    if new_token:
-        if token:
-            raise InvalidInput("give --token or --new-token, not both.")
-        token = secrets.token_urlsafe(32)
-        # Alone on stdout, so a script can capture it; the address goes to stderr.
-        click.echo(token)
-    host = host or settings.http_host
-    token = token or settings.http_token
+    host, token = listening.host, listening.token
 
     def announce(url: str) -> None:
         click.echo(f"cairn: serving MCP at {url}", err=True)
@@ -83,11 +61,8 @@ def serve_command(
 
     serve(
         ctx.obj["store"],
-        settings,
-        host=host,
-        port=settings.http_port if port is None else port,
-        token=token,
-        cors_origins=parse_origins(cors_origins or settings.http_cors_origins),
+        ctx.obj["settings"],
+        listening,
         announce=announce,
         tool_set=tool_set,
         beside=lambda binding: app_for(binding, host=host, token=token),

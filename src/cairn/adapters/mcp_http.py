@@ -27,7 +27,9 @@ import ipaddress
 import math
 import socket
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from http import HTTPStatus
+from typing import Literal
 
 import mcp_types as types
 import uvicorn
@@ -263,38 +265,75 @@ def parse_origins(raw: str | Sequence[str] | None) -> list[str]:
     return [item.strip().rstrip("/") for item in items if item.strip()]
 
 
+@dataclass(frozen=True)
+class Listening:
+    """Where and how to serve HTTP: the address and port to bind (port 0 picks a free one),
+    the token every request must then carry, and the browser origins allowed to call."""
+
+    host: str
+    port: int
+    token: str | None
+    cors_origins: tuple[str, ...]
+
+
 def serve(
     location: str,
     settings: Settings,
+    listening: Listening,
     *,
-    host: str,
-    port: int,
-    token: str | None,
-    cors_origins: Sequence[str],
     announce: Callable[[str], None],
     tool_set: str | None = None,
     beside: Callable[[Binding], ASGIApp] | None = None,
 ) -> None:
     """Serve until interrupted; `announce` gets the URL once the socket listens. `beside`
     builds an app served at every other path (the app, `cairn.adapters.app`)."""
-    tool_set = chosen_set(tool_set)
-    check_port(port)
-    check_bind(host, token)
-    sock = listen(host, port)
-    binding = open_binding(location, settings)
-    try:
-        server = build_server(binding, tool_set)
+    chosen = chosen_set(tool_set)
+    host, token, cors_origins = listening.host, listening.token, listening.cors_origins
+
+    def build(binding: Binding) -> ASGIApp:
+        server = build_server(binding, chosen)
         inner = server.streamable_http_app(
             streamable_http_path=MCP_PATH,
             transport_security=transport_security(host, cors_origins),
             host=host,
         )
         extra = beside(binding) if beside is not None else None
-        app = http_app(inner, token=token, cors_origins=cors_origins, beside=extra)
+        return http_app(inner, token=token, cors_origins=cors_origins, beside=extra)
+
+    # The MCP server's session manager runs in the ASGI lifespan, so it must be on.
+    serve_http(
+        location,
+        settings,
+        listening,
+        build=build,
+        announce=lambda origin: announce(origin + MCP_PATH),
+        lifespan="on",
+    )
+
+
+def serve_http(
+    location: str,
+    settings: Settings,
+    listening: Listening,
+    *,
+    build: Callable[[Binding], ASGIApp],
+    announce: Callable[[str], None],
+    lifespan: Literal["on", "off"],
+) -> None:
+    """Serve `build`'s app over the store at `location` until interrupted, for `cairn serve` and
+    `cairn ui` alike: the port and the bind are checked and the socket bound before the store
+    opens, and `announce` gets the origin actually bound (`http://host:port`), which is the
+    only place a `--port 0` shows its port."""
+    check_port(listening.port)
+    check_bind(listening.host, listening.token)
+    sock = listen(listening.host, listening.port)
+    binding = open_binding(location, settings)
+    try:
+        app = build(binding)
         bound_host, bound_port = sock.getsockname()[:2]
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-        announce(f"http://{shown}:{bound_port}{MCP_PATH}")
-        config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        announce(f"http://{shown}:{bound_port}")
+        config = uvicorn.Config(app, log_level="warning", lifespan=lifespan)
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import uvicorn
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp
 
 from cairn.adapters.app.routes import build_app
-from cairn.adapters.mcp import open_binding
 from cairn.adapters.mcp_binding import Binding
-from cairn.adapters.mcp_http import check_bind, check_port, is_loopback, listen
+from cairn.adapters.mcp_http import Listening, is_loopback, serve_http
 from cairn.config import Settings
 
 APP_CLIENT = "cairn-app"
@@ -39,32 +37,23 @@ def with_cors(app: ASGIApp, origins: Sequence[str]) -> ASGIApp:
     )
 
 
-def address(host: str, port: int, token: str | None) -> str:
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
-
-
 def serve_ui(
-    location: str,
-    settings: Settings,
-    *,
-    host: str,
-    port: int,
-    token: str | None,
-    cors_origins: Sequence[str],
-    announce: Callable[[str], None],
+    location: str, settings: Settings, listening: Listening, *, announce: Callable[[str], None]
 ) -> None:
-    """Serve the app until interrupted; `announce` gets the address once the socket listens."""
-    check_port(port)
-    check_bind(host, token)
-    sock = listen(host, port)
-    binding = open_binding(location, settings)
-    try:
-        app = with_cors(app_for(binding, host=host, token=token), cors_origins)
-        bound_host, bound_port = sock.getsockname()[:2]
-        announce(address(bound_host, bound_port, token))
-        config = uvicorn.Config(app, log_level="warning", lifespan="off")
-        uvicorn.Server(config).run(sockets=[sock])
-    finally:
-        sock.close()
-        binding.close()
+    """Serve the app until interrupted; `announce` gets the address once the socket listens,
+    with the token once, so the first visit can set the cookie."""
+    host, token = listening.host, listening.token
+    query = f"?token={token}" if token else ""
+
+    def build(binding: Binding) -> ASGIApp:
+        return with_cors(app_for(binding, host=host, token=token), listening.cors_origins)
+
+    # The app has nothing to start or stop, so uvicorn runs no ASGI lifespan for it.
+    serve_http(
+        location,
+        settings,
+        listening,
+        build=build,
+        announce=lambda origin: announce(f"{origin}/{query}"),
+        lifespan="off",
+    )
