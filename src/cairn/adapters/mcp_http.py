@@ -265,7 +265,7 @@ def parse_origins(raw: str | Sequence[str] | None) -> list[str]:
     return [item.strip().rstrip("/") for item in items if item.strip()]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Listening:
     """Where and how to serve HTTP: the address and port to bind (port 0 picks a free one),
     the token every request must then carry, and the browser origins allowed to call."""
