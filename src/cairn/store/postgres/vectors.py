@@ -151,24 +151,6 @@ def get_vectors(conn: Conn, ids: Sequence[int], identity: str) -> dict[int, Vect
     return {int(memory_id): from_array(values) for memory_id, values in rows}
 
 
-def stale_vectors(
-    conn: Conn, scopes: Sequence[str] | None, identity: str, limit: int
-) -> tuple[int, list[int]]:
-    """Memories with content whose vector is missing or another embedder's (Store protocol)."""
-    where = "m.status <> 'purged' AND (v.identity IS NULL OR v.identity <> %(identity)s)"
-    params: dict[str, Any] = {"identity": identity, "limit": limit}
-    if scopes is not None:
-        where += " AND m.scope = ANY(%(scopes)s::text[])"
-        params["scopes"] = list(scopes)
-    body = f"FROM memories m LEFT JOIN vectors v ON v.memory_id = m.id WHERE {where}"
-    row = conn.execute(f"SELECT count(*) {body}", params).fetchone()
-    ids = conn.execute(
-        f"SELECT m.id {body} ORDER BY m.id LIMIT %(limit)s",
-        params,
-    ).fetchall()
-    return (int(row[0]) if row is not None else 0), [int(r[0]) for r in ids]
-
-
 def nearest(
     conn: Conn, filt: MemoryFilter, identity: str, vector: Vector, k: int
 ) -> list[tuple[int, float]]:
@@ -180,7 +162,7 @@ def nearest(
     rows = conn.execute(_nearest_sql(identity, dims, where, indexed=True), params).fetchall()
     if len(rows) < k:
         rows = conn.execute(_nearest_sql(identity, dims, where, indexed=False), params).fetchall()
-    return [(int(memory_id), _similarity(distance)) for memory_id, distance in rows]
+    return [(int(memory_id), similarity(distance)) for memory_id, distance in rows]
 
 
 def _nearest_sql(
@@ -248,18 +230,14 @@ def window_nearest(
         query = _nearest_sql(identity, dims, where, indexed=True, table=table, extra=extra)
         hits += [(int(i), float(d)) for i, d in conn.execute(query, params).fetchall()]
     hits.sort(key=lambda hit: (hit[1], hit[0]))
-    return [(memory_id, _similarity(distance)) for memory_id, distance in hits[:k]]
+    return [(memory_id, similarity(distance)) for memory_id, distance in hits[:k]]
 
 
-def _similarity(distance: float | None) -> float:
+def similarity(distance: float | None) -> float:
+    """A cosine distance as a similarity; a zero vector (distance NaN) scores 0."""
     if distance is None or math.isnan(distance):
         return 0.0
     return 1.0 - float(distance)
-
-
-def vector_identities(conn: Conn) -> dict[str, int]:
-    rows = conn.execute("SELECT identity, count(*) FROM vectors GROUP BY identity").fetchall()
-    return {str(identity): int(count) for identity, count in rows}
 
 
 def vector_page(conn: Conn, after: int) -> list[tuple[int, str, Vector]]:
