@@ -19,12 +19,7 @@ from cairn.store.base import MemoryFilter
 from cairn.store.postgres import lexical
 from cairn.store.postgres.connection import Database
 from cairn.store.postgres.filters import filter_sql
-from cairn.store.postgres.vectors import (
-    ensure_window_index,
-    similarity,
-    vector_param,
-    window_nearest,
-)
+from cairn.store.postgres.vectors import put_vector, similarity, vector_param, window_nearest
 from cairn.store.sql.neighbours import NeighbourRows
 
 _WINDOW = "coalesce(w.embedding, v.embedding) <=> %(query)b::vector"
@@ -39,19 +34,7 @@ class ContextRows(NeighbourRows):
 
     def put_window(self, memory_id: int, identity: str, vector: Vector) -> None:
         with self._db.transaction() as conn:
-            ensure_window_index(conn, identity, int(vector.shape[0]))
-            conn.execute(
-                "INSERT INTO windows (memory_id, identity, dims, embedding)"
-                " VALUES (%(id)s, %(identity)s, %(dims)s, %(vector)b::vector)"
-                " ON CONFLICT (memory_id) DO UPDATE SET identity = EXCLUDED.identity,"
-                " dims = EXCLUDED.dims, embedding = EXCLUDED.embedding",
-                {
-                    "id": memory_id,
-                    "identity": identity,
-                    "dims": int(vector.shape[0]),
-                    "vector": vector_param(vector),
-                },
-            )
+            put_vector(conn, memory_id, identity, vector, table="windows")
 
     def window_similarities(
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int, include: Sequence[int]

@@ -70,32 +70,32 @@ def index_name(identity: str, dims: int, table: str = "vectors") -> str:
     return f"{table}_hnsw_{digest}"
 
 
-def put_vector(conn: Conn, memory_id: int, identity: str, vector: Vector) -> None:
-    """Insert or replace one vector; the first vector of an embedder creates its index."""
+def put_vector(
+    conn: Conn, memory_id: int, identity: str, vector: Vector, table: str = "vectors"
+) -> None:
+    """Insert or replace one vector of `table` (own vectors, or windows: the same columns); the
+    first vector of an embedder in that table creates its index."""
     dims = int(vector.shape[0])
     row = conn.execute(
-        "WITH up AS ("
-        " INSERT INTO vectors (memory_id, identity, dims, embedding)"
-        " VALUES (%(id)s, %(identity)s, %(dims)s, %(vector)b::vector)"
-        " ON CONFLICT (memory_id) DO UPDATE SET identity = EXCLUDED.identity,"
-        " dims = EXCLUDED.dims, embedding = EXCLUDED.embedding RETURNING 1)"
-        " SELECT EXISTS (SELECT 1 FROM vector_indexes WHERE kind = 'vectors'"
-        " AND identity = %(identity)s AND dims = %(dims)s) FROM up",
-        {"id": memory_id, "identity": identity, "dims": dims, "vector": vector_param(vector)},
+        sql.SQL(
+            "WITH up AS ("
+            " INSERT INTO {table} (memory_id, identity, dims, embedding)"
+            " VALUES (%(id)s, %(identity)s, %(dims)s, %(vector)b::vector)"
+            " ON CONFLICT (memory_id) DO UPDATE SET identity = EXCLUDED.identity,"
+            " dims = EXCLUDED.dims, embedding = EXCLUDED.embedding RETURNING 1)"
+            " SELECT EXISTS (SELECT 1 FROM vector_indexes WHERE kind = %(table)s"
+            " AND identity = %(identity)s AND dims = %(dims)s) FROM up"
+        ).format(table=sql.Identifier(table)),
+        {
+            "id": memory_id,
+            "identity": identity,
+            "dims": dims,
+            "vector": vector_param(vector),
+            "table": table,
+        },
     ).fetchone()
     if row is not None and not row[0] and dims <= HNSW_MAX_DIMS:
-        _create_index(conn, identity, dims)
-
-
-def ensure_window_index(conn: Conn, identity: str, dims: int) -> None:
-    """The first window vector of an embedder creates the windows' HNSW index."""
-    row = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM vector_indexes WHERE kind = 'windows'"
-        " AND identity = %s AND dims = %s)",
-        (identity, dims),
-    ).fetchone()
-    if row is not None and not row[0] and dims <= HNSW_MAX_DIMS:
-        _create_index(conn, identity, dims, table="windows")
+        _create_index(conn, identity, dims, table)
 
 
 def _create_index(conn: Conn, identity: str, dims: int, table: str = "vectors") -> None:
