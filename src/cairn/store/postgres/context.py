@@ -19,7 +19,7 @@ from cairn.store.base import MemoryFilter
 from cairn.store.postgres import lexical
 from cairn.store.postgres.connection import Database
 from cairn.store.postgres.filters import filter_sql
-from cairn.store.postgres.vectors import ensure_window_index, vector_param, window_nearest
+from cairn.store.postgres.vectors import put_vector, similarity, vector_param, window_nearest
 from cairn.store.sql.neighbours import NeighbourRows
 
 _WINDOW = "coalesce(w.embedding, v.embedding) <=> %(query)b::vector"
@@ -34,23 +34,7 @@ class ContextRows(NeighbourRows):
 
     def put_window(self, memory_id: int, identity: str, vector: Vector) -> None:
         with self._db.transaction() as conn:
-            ensure_window_index(conn, identity, int(vector.shape[0]))
-            conn.execute(
-                "INSERT INTO windows (memory_id, identity, dims, embedding)"
-                " VALUES (%(id)s, %(identity)s, %(dims)s, %(vector)b::vector)"
-                " ON CONFLICT (memory_id) DO UPDATE SET identity = EXCLUDED.identity,"
-                " dims = EXCLUDED.dims, embedding = EXCLUDED.embedding",
-                {
-                    "id": memory_id,
-                    "identity": identity,
-                    "dims": int(vector.shape[0]),
-                    "vector": vector_param(vector),
-                },
-            )
-
-    def delete_window(self, memory_id: int) -> None:
-        with self._db.transaction() as conn:
-            conn.execute("DELETE FROM windows WHERE memory_id = %s", (memory_id,))
+            put_vector(conn, memory_id, identity, vector, table="windows")
 
     def window_similarities(
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int, include: Sequence[int]
@@ -78,7 +62,7 @@ class ContextRows(NeighbourRows):
                     ).format(where=sql.SQL(where)),
                     params,
                 ).fetchall()
-                found.update((int(i), _similarity(d)) for i, d in rows)
+                found.update((int(i), similarity(d)) for i, d in rows)
             wanted = [i for i in dict.fromkeys(include) if i not in found]
             if wanted:
                 rows = conn.execute(
@@ -86,15 +70,9 @@ class ContextRows(NeighbourRows):
                     " AND v.dims = %(dims)s AND v.memory_id = ANY(%(ids)s::bigint[])",
                     {**base, "ids": wanted},
                 ).fetchall()
-                found.update((int(i), _similarity(d)) for i, d in rows)
+                found.update((int(i), similarity(d)) for i, d in rows)
         return found
 
     def set_lexical_context(self, memory_id: int, context: str) -> None:
         with self._db.transaction() as conn:
             lexical.set_context(conn, memory_id, context)
-
-
-def _similarity(distance: float | None) -> float:
-    if distance is None or distance != distance:  # NaN: a zero vector
-        return 0.0
-    return 1.0 - float(distance)

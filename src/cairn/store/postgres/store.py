@@ -119,10 +119,6 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
         with self._db.transaction() as conn:
             vectors.put_vector(conn, memory_id, identity, vector)
 
-    def delete_vector(self, memory_id: int) -> None:
-        with self._db.transaction() as conn:
-            conn.execute("DELETE FROM vectors WHERE memory_id = %s", (memory_id,))
-
     def get_vectors(self, ids: Sequence[int], identity: str) -> dict[int, Vector]:
         with self._db.connection() as conn:
             return vectors.get_vectors(conn, ids, identity)
@@ -132,16 +128,6 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
     ) -> list[tuple[int, float]]:
         with self._db.connection() as conn:
             return vectors.nearest(conn, filt, identity, vector, k)
-
-    def vector_identities(self) -> dict[str, int]:
-        with self._db.connection() as conn:
-            return vectors.vector_identities(conn)
-
-    def stale_vectors(
-        self, scopes: Sequence[str] | None, identity: str, limit: int
-    ) -> tuple[int, list[int]]:
-        with self._db.connection() as conn:
-            return vectors.stale_vectors(conn, scopes, identity, limit)
 
     # lexical ------------------------------------------------------------------------------
     def put_lexical(self, memory_id: int, doc: LexicalDoc) -> None:

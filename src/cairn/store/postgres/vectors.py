@@ -70,32 +70,32 @@ def index_name(identity: str, dims: int, table: str = "vectors") -> str:
     return f"{table}_hnsw_{digest}"
 
 
-def put_vector(conn: Conn, memory_id: int, identity: str, vector: Vector) -> None:
-    """Insert or replace one vector; the first vector of an embedder creates its index."""
+def put_vector(
+    conn: Conn, memory_id: int, identity: str, vector: Vector, table: str = "vectors"
+) -> None:
+    """Insert or replace one vector of `table` (own vectors, or windows: the same columns); the
+    first vector of an embedder in that table creates its index."""
     dims = int(vector.shape[0])
     row = conn.execute(
-        "WITH up AS ("
-        " INSERT INTO vectors (memory_id, identity, dims, embedding)"
-        " VALUES (%(id)s, %(identity)s, %(dims)s, %(vector)b::vector)"
-        " ON CONFLICT (memory_id) DO UPDATE SET identity = EXCLUDED.identity,"
-        " dims = EXCLUDED.dims, embedding = EXCLUDED.embedding RETURNING 1)"
-        " SELECT EXISTS (SELECT 1 FROM vector_indexes WHERE kind = 'vectors'"
-        " AND identity = %(identity)s AND dims = %(dims)s) FROM up",
-        {"id": memory_id, "identity": identity, "dims": dims, "vector": vector_param(vector)},
+        sql.SQL(
+            "WITH up AS ("
+            " INSERT INTO {table} (memory_id, identity, dims, embedding)"
+            " VALUES (%(id)s, %(identity)s, %(dims)s, %(vector)b::vector)"
+            " ON CONFLICT (memory_id) DO UPDATE SET identity = EXCLUDED.identity,"
+            " dims = EXCLUDED.dims, embedding = EXCLUDED.embedding RETURNING 1)"
+            " SELECT EXISTS (SELECT 1 FROM vector_indexes WHERE kind = %(table)s"
+            " AND identity = %(identity)s AND dims = %(dims)s) FROM up"
+        ).format(table=sql.Identifier(table)),
+        {
+            "id": memory_id,
+            "identity": identity,
+            "dims": dims,
+            "vector": vector_param(vector),
+            "table": table,
+        },
     ).fetchone()
     if row is not None and not row[0] and dims <= HNSW_MAX_DIMS:
-        _create_index(conn, identity, dims)
-
-
-def ensure_window_index(conn: Conn, identity: str, dims: int) -> None:
-    """The first window vector of an embedder creates the windows' HNSW index."""
-    row = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM vector_indexes WHERE kind = 'windows'"
-        " AND identity = %s AND dims = %s)",
-        (identity, dims),
-    ).fetchone()
-    if row is not None and not row[0] and dims <= HNSW_MAX_DIMS:
-        _create_index(conn, identity, dims, table="windows")
+        _create_index(conn, identity, dims, table)
 
 
 def _create_index(conn: Conn, identity: str, dims: int, table: str = "vectors") -> None:
@@ -151,24 +151,6 @@ def get_vectors(conn: Conn, ids: Sequence[int], identity: str) -> dict[int, Vect
     return {int(memory_id): from_array(values) for memory_id, values in rows}
 
 
-def stale_vectors(
-    conn: Conn, scopes: Sequence[str] | None, identity: str, limit: int
-) -> tuple[int, list[int]]:
-    """Memories with content whose vector is missing or another embedder's (Store protocol)."""
-    where = "m.status <> 'purged' AND (v.identity IS NULL OR v.identity <> %(identity)s)"
-    params: dict[str, Any] = {"identity": identity, "limit": limit}
-    if scopes is not None:
-        where += " AND m.scope = ANY(%(scopes)s::text[])"
-        params["scopes"] = list(scopes)
-    body = f"FROM memories m LEFT JOIN vectors v ON v.memory_id = m.id WHERE {where}"
-    row = conn.execute(f"SELECT count(*) {body}", params).fetchone()
-    ids = conn.execute(
-        f"SELECT m.id {body} ORDER BY m.id LIMIT %(limit)s",
-        params,
-    ).fetchall()
-    return (int(row[0]) if row is not None else 0), [int(r[0]) for r in ids]
-
-
 def nearest(
     conn: Conn, filt: MemoryFilter, identity: str, vector: Vector, k: int
 ) -> list[tuple[int, float]]:
@@ -180,7 +162,7 @@ def nearest(
     rows = conn.execute(_nearest_sql(identity, dims, where, indexed=True), params).fetchall()
     if len(rows) < k:
         rows = conn.execute(_nearest_sql(identity, dims, where, indexed=False), params).fetchall()
-    return [(int(memory_id), _similarity(distance)) for memory_id, distance in rows]
+    return [(int(memory_id), similarity(distance)) for memory_id, distance in rows]
 
 
 def _nearest_sql(
@@ -248,18 +230,14 @@ def window_nearest(
         query = _nearest_sql(identity, dims, where, indexed=True, table=table, extra=extra)
         hits += [(int(i), float(d)) for i, d in conn.execute(query, params).fetchall()]
     hits.sort(key=lambda hit: (hit[1], hit[0]))
-    return [(memory_id, _similarity(distance)) for memory_id, distance in hits[:k]]
+    return [(memory_id, similarity(distance)) for memory_id, distance in hits[:k]]
 
 
-def _similarity(distance: float | None) -> float:
+def similarity(distance: float | None) -> float:
+    """A cosine distance as a similarity; a zero vector (distance NaN) scores 0."""
     if distance is None or math.isnan(distance):
         return 0.0
     return 1.0 - float(distance)
-
-
-def vector_identities(conn: Conn) -> dict[str, int]:
-    rows = conn.execute("SELECT identity, count(*) FROM vectors GROUP BY identity").fetchall()
-    return {str(identity): int(count) for identity, count in rows}
 
 
 def vector_page(conn: Conn, after: int) -> list[tuple[int, str, Vector]]:

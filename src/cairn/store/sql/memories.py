@@ -1,5 +1,5 @@
 """Memory and event rows on either SQL backend: the `Store` methods that only persist and look
-up. Dense vectors and the lexical index stay with each backend (`store/<backend>/store.py`).
+up. Dense search and the lexical index stay with each backend (`store/<backend>/store.py`).
 
 A mixin of the SQL stores. Three hooks are the backend's: `_write_tags` (SQLite also moves its
 statistics generation; PostgreSQL's triggers do that), `_filtered_columns_changed` (SQLite's

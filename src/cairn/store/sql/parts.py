@@ -13,10 +13,11 @@ from cairn.store.sql.memories import MemoryRows
 from cairn.store.sql.pages import PageRows
 from cairn.store.sql.procedures import ProcedureRows
 from cairn.store.sql.sessions import SessionRows
+from cairn.store.sql.vectors import VectorRows
 
 
 class SharedRows(
-    MemoryRows, SessionRows, ProcedureRows, CodeRows, LessonRows, PageRows, BrowseRows
+    MemoryRows, VectorRows, SessionRows, ProcedureRows, CodeRows, LessonRows, PageRows, BrowseRows
 ):
     @contextmanager
     def transaction(self) -> Iterator[None]:

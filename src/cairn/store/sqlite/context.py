@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from cairn.embeddings.base import Vector
 from cairn.store.base import MemoryFilter
 from cairn.store.sql.neighbours import NeighbourRows
-from cairn.store.sqlite.connection import BUMP_EPOCH, BUMP_LEXGEN, BUMP_WINDOW_REV, Connections
+from cairn.store.sqlite.connection import BUMP_LEXGEN, BUMP_WINDOW_REV, Connections
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.sql import tagged_ids
 from cairn.store.sqlite.vectors import VectorIndex
@@ -34,13 +34,6 @@ class ContextRows(NeighbourRows):
                 "(?, ?, ?, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'window_rev'))",
                 (memory_id, identity, SQLITE.vector(vector)),
             )
-
-    def delete_window(self, memory_id: int) -> None:
-        with self._db.transaction() as conn:
-            cur = conn.execute("DELETE FROM windows WHERE memory_id = ?", (memory_id,))
-            if cur.rowcount:
-                # The cache cannot patch a row back to its own vector; reload it.
-                conn.execute(BUMP_EPOCH)
 
     def window_similarities(
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int, include: Sequence[int]

@@ -30,7 +30,7 @@ from cairn.store.sqlite.context import ContextRows
 from cairn.store.sqlite.copy import CopyRows
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.erase import EraseRows
-from cairn.store.sqlite.sql import marks, tagged_ids
+from cairn.store.sqlite.sql import tagged_ids
 from cairn.store.sqlite.vectors import VectorIndex
 
 _STATS_CACHE_MAX = 50_000
@@ -79,6 +79,9 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
     def _filtered_columns_changed(self, run: Run) -> None:
         self._bump_epoch()  # the vector cache reloads
 
+    def _vectors_deleted(self, run: Run) -> None:
+        run.execute(BUMP_EPOCH)  # the cache cannot patch a row away; it reloads
+
     def _bump_epoch(self) -> None:
         self._db.get().execute(BUMP_EPOCH)
 
@@ -98,11 +101,6 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
             if existed or memory_id < newest:
                 self._bump_epoch()
 
-    def delete_vector(self, memory_id: int) -> None:
-        with self._db.transaction() as conn:
-            conn.execute("DELETE FROM vectors WHERE memory_id = ?", (memory_id,))
-            self._bump_epoch()
-
     def get_vectors(self, ids: Sequence[int], identity: str) -> dict[int, Vector]:
         return plain_vectors(self._sql, "vectors", "memory_id", ids, identity)
 
@@ -111,24 +109,6 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
     ) -> list[tuple[int, float]]:
         conn = self._db.get()
         return self._vectors.nearest(conn, filt, identity, vector, k, tagged_ids(conn, filt))
-
-    def vector_identities(self) -> dict[str, int]:
-        rows = self._db.get().execute("SELECT identity, count(*) FROM vectors GROUP BY identity")
-        return {identity: int(count) for identity, count in rows}
-
-    def stale_vectors(
-        self, scopes: Sequence[str] | None, identity: str, limit: int
-    ) -> tuple[int, list[int]]:
-        where = "m.status != 'purged' AND (v.identity IS NULL OR v.identity != ?)"
-        params: list[Any] = [identity]
-        if scopes is not None:
-            where += f" AND m.scope IN ({marks(list(scopes))})"
-            params.extend(scopes)
-        sql = f"FROM memories m LEFT JOIN vectors v ON v.memory_id = m.id WHERE {where}"
-        conn = self._db.get()
-        count = conn.execute(f"SELECT count(*) {sql}", params).fetchone()[0]
-        rows = conn.execute(f"SELECT m.id {sql} ORDER BY m.id LIMIT ?", (*params, limit))
-        return int(count), [int(row[0]) for row in rows]
 
     # lexical ------------------------------------------------------------------------------
     def _stats_cache_for(self, conn: sqlite3.Connection) -> dict[tuple[MemoryFilter, Any], Any]:
