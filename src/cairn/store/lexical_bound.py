@@ -10,8 +10,7 @@ stay under `EXACT_MATCHES` rows (term occurrences taken as independent). Every r
 ranked with all the query's terms; a row holding fewer common words and no rare one is left out,
 although the ranking could have put it in the pool (a very short one, say), which is the price.
 When the pool comes out short, each backend runs its exact query. The plan is pure; each backend
-renders it in its own query language through `render`; the term counts it needs are cached
-(`GenerationCache`).
+renders it in its own query language through `render`.
 
 "At least m of these n terms" is rendered factored, `(t1 AND atleast(rest, m-1)) OR
 atleast(rest, m)`, not as the flat OR of every m-term conjunction: the flat form names each
@@ -22,10 +21,9 @@ same rows).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 Row = TypeVar("Row")
 
@@ -118,24 +116,3 @@ def smallest_share(shares: list[float], budget: float) -> int:
         if sum(exactly[m:]) <= budget:
             return m
     return len(shares)
-
-
-class GenerationCache:
-    """BM25 statistics kept while the store's generation counters, which every process's writes
-    to the lexical index or a filtered column move, read the same; `size` entries at most."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._lock = threading.Lock()
-        self._generation: object = None
-        self._items: dict[Any, Any] = {}
-
-    def current(self, generation: object) -> dict[Any, Any]:
-        """The entries counted under `generation` (None: no counter to trust, nothing kept)."""
-        with self._lock:
-            if generation is None:
-                return {}
-            if generation != self._generation or len(self._items) > self._size:
-                self._items = {}
-                self._generation = generation
-            return self._items

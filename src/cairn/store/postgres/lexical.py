@@ -41,6 +41,7 @@ from cairn.store import lexical_bound
 from cairn.store.base import LEXICAL_FIELDS, LexicalDoc, LexicalRow, LexicalStats, MemoryFilter
 from cairn.store.postgres.connection import Conn
 from cairn.store.postgres.filters import filter_sql
+from cairn.store.stats_cache import GenerationCache
 
 MAX_LEXEME_BYTES = 2046
 EXACT_MATCHES = lexical_bound.EXACT_MATCHES
@@ -193,7 +194,7 @@ class StatsCache:
     """
 
     def __init__(self, size: int = STATS_CACHE_MAX) -> None:
-        self._cache = lexical_bound.GenerationCache(size)
+        self._cache = GenerationCache(size)
 
     def stats(self, conn: Conn, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats:
         row = conn.execute("SELECT value FROM meta WHERE key = 'lexgen'").fetchone()

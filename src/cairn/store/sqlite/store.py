@@ -14,7 +14,6 @@ from cairn.store.base import (
     LexicalStats,
     MemoryFilter,
 )
-from cairn.store.lexical_bound import GenerationCache
 from cairn.store.sql.dialect import Run, Sql
 from cairn.store.sql.parts import SharedRows
 from cairn.store.sql.procedures import plain_vectors
@@ -32,6 +31,7 @@ from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.erase import EraseRows
 from cairn.store.sqlite.sql import tagged_ids
 from cairn.store.sqlite.vectors import VectorIndex
+from cairn.store.stats_cache import GenerationCache
 
 _STATS_CACHE_MAX = 50_000
 
