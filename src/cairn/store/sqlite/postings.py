@@ -52,22 +52,23 @@ Counts = npt.NDArray[Any]  # (postings, FIELDS), an unsigned integer type
 class Postings:
     """A snapshot of the index: `terms` maps a term to its row in `offsets`; the term's
     postings are `docs[offsets[t]:offsets[t + 1]]` (document positions, ascending) with their
-    per-field counts `counts[...]`; position p is memory `ids[p]` (ascending), of `lengths[p]`
-    tokens per field."""
+    per-field counts `counts[...]` and weighted hits `hits[...]` (bm25()'s `f`); position p
+    is memory `ids[p]` (ascending), of `lengths[p]` tokens per field."""
 
     terms: dict[str, int]
     offsets: Ints
     docs: npt.NDArray[np.int32]
     counts: Counts
+    hits: npt.NDArray[np.float64]
     ids: Ints
     lengths: npt.NDArray[np.int32]  # (documents, FIELDS)
 
-    def postings(self, term: str) -> tuple[npt.NDArray[np.int32], Counts] | None:
+    def postings(self, term: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]] | None:
         row = self.terms.get(term)
         if row is None:
             return None
         start, stop = int(self.offsets[row]), int(self.offsets[row + 1])
-        return self.docs[start:stop], self.counts[start:stop]
+        return self.docs[start:stop], self.hits[start:stop]
 
     def check(self) -> bool:
         """Whether the arrays fit together (a saved file may be truncated or foreign)."""
@@ -75,6 +76,8 @@ class Postings:
         if self.offsets.shape != (n_terms + 1,) or self.lengths.shape != (n_docs, FIELDS):
             return False
         if self.counts.shape != (self.docs.shape[0], FIELDS) or int(self.offsets[0]) != 0:
+            return False
+        if self.hits.shape != self.docs.shape:
             return False
         if int(self.offsets[-1]) != self.docs.shape[0] or np.any(np.diff(self.offsets) < 0):
             return False
@@ -115,9 +118,24 @@ def from_instances(terms: Sequence[str], per_term: Ints, codes: Ints, ids: Ints)
         offsets=offsets,
         docs=doc[starts].astype(np.int32),
         counts=flat.reshape(n_postings, FIELDS).astype(dtype),
+        hits=weighted_hits(flat.reshape(n_postings, FIELDS)),
         ids=ids.astype(np.int64),
         lengths=lengths.reshape(ids.shape[0], FIELDS).astype(np.int32),
     )
+
+
+def weighted_hits(counts: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+    """bm25()'s `f` of each row of per-field `counts`, summed as FTS5 sums it (one weight per
+    hit, column by column), so scores, and rows tied at the pool's cut, agree to the bit."""
+    counts = np.asarray(counts, dtype=np.int64)
+    found = np.zeros(counts.shape[0], dtype=np.float64)
+    for column in range(FIELDS):
+        held, rows, taken = counts[:, column], np.flatnonzero(counts[:, column]), 0
+        while rows.size:
+            found[rows] += WEIGHTS[column]
+            taken += 1
+            rows = rows[held[rows] > taken]
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +157,7 @@ class _Added:
 
     ids: list[int] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
-    terms: dict[str, tuple[list[int], list[tuple[int, ...]]]] = field(default_factory=dict)
+    terms: dict[str, tuple[list[int], list[float]]] = field(default_factory=dict)
 
 
 class Pool:
@@ -190,7 +208,7 @@ class Pool:
             for term, counts in terms.items():
                 slots, rows = self._added.terms.setdefault(term, ([], []))
                 slots.append(position)
-                rows.append(tuple(counts))
+                rows.append(float(weighted_hits(np.asarray([counts]))[0]))
             self.documents += 1
             self.tokens += length
         count = len(documents)
@@ -212,13 +230,13 @@ class Pool:
         extra = self._added.terms.get(term)
         if extra is not None:
             slots, rows = extra
-            parts.append((np.asarray(slots), np.asarray(rows, dtype=np.int64)))
+            parts.append((np.asarray(slots), np.asarray(rows, dtype=np.float64)))
         if not parts:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         docs = np.concatenate([np.asarray(p[0], dtype=np.int64) for p in parts])
-        counts = np.concatenate([np.asarray(p[1], dtype=np.float64) for p in parts])
+        hits = np.concatenate([np.asarray(p[1], dtype=np.float64) for p in parts])
         keep = self._alive[docs]
-        return docs[keep], counts[keep] @ WEIGHTS
+        return docs[keep], hits[keep]
 
     def frequency(self, term: str) -> int:
         """Live documents holding `term`."""

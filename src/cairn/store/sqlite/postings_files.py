@@ -29,7 +29,7 @@ from cairn.store.sqlite import dense_files
 from cairn.store.sqlite.postings import Built, Postings
 
 _STAMP = "postings.json"
-_MAPPED = ("docs", "counts")
+_MAPPED = ("docs", "counts", "hits")
 _LOADED = ("offsets", "ids", "lengths")
 
 
