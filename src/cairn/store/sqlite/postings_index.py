@@ -55,6 +55,7 @@ class PostingsIndex:
         self._seq = 0
         self._offset = 0
         self._tokenizer: sqlite3.Connection | None = None
+        self._unreadable: tuple[str, int] | None = None
 
     def ranked(
         self, conn: sqlite3.Connection, terms: Sequence[str], limit: int
@@ -96,10 +97,14 @@ class PostingsIndex:
                 if self._advance(conn, low, high, docs):
                     return self._pool, None
             self._pool = None
+            if self._unreadable == (epoch, high):
+                return None, None
             try:
                 built = _build(conn, epoch, high, docs)
             except ValueError:
-                return None, None  # an index this code cannot read: FTS5 answers
+                # An index this code cannot read: FTS5 answers, until the store changes.
+                self._unreadable = (epoch, high)
+                return None, None
             self._adopt(built)
             return self._pool, None if inside else built
 
