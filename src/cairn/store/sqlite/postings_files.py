@@ -2,8 +2,8 @@
 instead of reading every posting out of FTS5 again.
 
 Layout, as the dense cache's (`dense_files`): each save is a new directory `postings-<n>-<pid>/`
-holding the arrays (`.npy`, the large ones mapped on load) and the terms (`terms.txt`, one a
-line: an FTS5 token holds no white space), then `postings.json` (the stamp naming it) is
+holding the arrays (`.npy`, the large ones mapped on load) and the terms (`terms.bin`, their
+UTF-8 bytes back to back, and `term_ends.npy`), then `postings.json` (the stamp naming it) is
 replaced atomically; older directories go after the stamp moves. A save is used only while the
 store's identity and epoch are the ones it was saved at, and only when its arrays fit together:
 a missing, truncated or foreign file is ignored (the pool is rebuilt from FTS5), never raised.
@@ -16,6 +16,7 @@ more after it commits, `erase.EraseRows.erase_freed`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from cairn.store.sqlite import dense_files
-from cairn.store.sqlite.postings import Built, Postings
+from cairn.store.sqlite.postings import Built, Postings, Vocabulary
 
 _STAMP = "postings.json"
 _MAPPED = ("docs", "counts", "hits")
@@ -46,10 +47,12 @@ def load(db_path: str, epoch: str) -> Built | None:
         arrays: dict[str, Any] = {name: np.load(where / f"{name}.npy") for name in _LOADED}
         for name in _MAPPED:
             arrays[name] = np.load(where / f"{name}.npy", mmap_mode="r")
-        text = (where / "terms.txt").read_text(encoding="utf-8")
-        terms = text.split("\n") if text else []
-        postings = Postings(terms={term: n for n, term in enumerate(terms)}, **arrays)
-        if len(postings.terms) != len(terms) or not postings.check():
+        blob = (where / "terms.bin").read_bytes()
+        if hashlib.sha256(blob).hexdigest() != stamp["terms_sha256"]:
+            return None
+        terms = Vocabulary(blob, np.load(where / "term_ends.npy"))
+        postings = Postings(terms=terms, **arrays)
+        if not postings.check():
             return None
         if int(stamp["documents"]) != postings.ids.shape[0]:
             return None
@@ -74,13 +77,15 @@ def save(db_path: str, built: Built, epoch_now: Callable[[], str]) -> None:
         where.mkdir(exist_ok=True)
         for name in (*_LOADED, *_MAPPED):
             np.save(where / f"{name}.npy", np.ascontiguousarray(getattr(postings, name)))
-        (where / "terms.txt").write_text("\n".join(postings.terms), encoding="utf-8")
+        (where / "terms.bin").write_bytes(postings.terms.blob)
+        np.save(where / "term_ends.npy", postings.terms.ends)
         stamp = {
             "epoch": built.epoch,
             "seq": built.seq,
             "logged": built.logged,
             "offset": built.offset,
             "documents": int(postings.ids.shape[0]),
+            "terms_sha256": hashlib.sha256(postings.terms.blob).hexdigest(),
             "dir": where.name,
         }
         temporary = base / f"{_STAMP}.{os.getpid()}"
