@@ -310,3 +310,16 @@ def test_purge_leaves_no_purged_word_in_the_saved_pool(store: SqliteStore) -> No
         if path.is_file():
             data = path.read_bytes()
             assert b"zanzibarword" not in data and b"quokkatag" not in data
+
+
+def test_a_write_rolled_back_never_reaches_the_pool(store: SqliteStore) -> None:
+    for n in range(5):
+        _add(store, (f"alpha {'beta ' * n}", "", "", "", ""))
+    _agrees(store, ["beta"], 3)
+    with pytest.raises(RuntimeError), store.transaction():
+        _add(store, ("beta " * 8, "", "", "", ""))
+        _agrees(store, ["beta"], 3)  # the transaction's own view, from FTS5
+        raise RuntimeError("roll it back")
+    _add(store, ("gamma beta", "", "", "", ""))  # takes the rolled-back write's log sequence
+    _agrees(store, ["beta"], 3)
+    _agrees(store, ["gamma"], 3)

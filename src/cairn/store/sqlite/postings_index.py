@@ -83,7 +83,8 @@ class PostingsIndex:
 
     def _synced(self, conn: sqlite3.Connection) -> tuple[Pool | None, Built | None]:
         """The pool, brought up to the store (and a snapshot just built, to save)."""
-        inside = conn.in_transaction  # the caller's transaction: its view, not to be saved
+        if conn.in_transaction:
+            return self._unchanged(conn), None
         with _snapshot(conn):
             epoch = dense_files.store_epoch(conn)
             low, high = _log_bounds(conn)
@@ -106,7 +107,20 @@ class PostingsIndex:
                 self._unreadable = (epoch, high)
                 return None, None
             self._adopt(built)
-            return self._pool, None if inside else built
+            return self._pool, built
+
+    def _unchanged(self, conn: sqlite3.Connection) -> Pool | None:
+        """The pool, if the caller's transaction sees the store exactly as the pool holds it.
+
+        The pool only ever takes in committed writes: one applied from inside a transaction
+        that then rolled back would leave it holding a document the store does not, while the
+        next write reuses the sequence numbers and is never applied."""
+        if self._pool is None or dense_files.store_epoch(conn) != self._epoch:
+            return None
+        docs = int(conn.execute("SELECT docs FROM lexical_totals").fetchone()[0])
+        if _log_bounds(conn)[1] != self._seq or self._pool.documents + self._offset != docs:
+            return None
+        return self._pool
 
     def _adopt(self, built: Built) -> None:
         self._pool = Pool(built.postings)
@@ -194,9 +208,6 @@ class PostingsIndex:
 @contextmanager
 def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
     """One read transaction over the reads, so the log, the index and the counts agree."""
-    if conn.in_transaction:
-        yield
-        return
     conn.execute("BEGIN")
     try:
         yield
