@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.storekit import active, at, new_memory
 
@@ -78,7 +78,10 @@ def _agrees(store: SqliteStore, terms: list[str], limit: int) -> None:
             assert count == conn.execute(sql, (match_expression([term]),)).fetchone()[0]
 
 
-@settings(max_examples=60, deadline=None)
+@pytest.mark.parametrize("rebuild_share", [postings_index.REBUILD_SHARE, 100.0])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     st.lists(_DOC, min_size=1, max_size=25),
     st.lists(st.tuples(st.sampled_from(["add", "relex", "unlex", "context"]), _DOC), max_size=8),
@@ -86,11 +89,15 @@ def _agrees(store: SqliteStore, terms: list[str], limit: int) -> None:
     st.integers(1, 12),
 )
 def test_the_pool_is_fts5s_ranking_through_writes(
+    monkeypatch: pytest.MonkeyPatch,
+    rebuild_share: float,
     docs: list[tuple[str, ...]],
     writes: list[tuple[str, tuple[str, ...]]],
     queries: list[list[str]],
     limit: int,
 ) -> None:
+    # At 100 every write is laid over the snapshot (masked, appended), never rebuilt away.
+    monkeypatch.setattr(postings_index, "REBUILD_SHARE", rebuild_share)
     with tempfile.TemporaryDirectory() as tmp:
         store = SqliteStore(str(Path(tmp) / "m.db"))
         try:
