@@ -104,6 +104,7 @@ def test_the_pool_is_fts5s_ranking_through_writes(
             ids = [_add(store, fields) for fields in docs]
             for terms in queries:
                 _agrees(store, terms, limit)
+            pool = store._postings._pool
             for n, (kind, fields) in enumerate(writes):
                 target = ids[n % len(ids)]
                 if kind == "add":
@@ -116,6 +117,8 @@ def test_the_pool_is_fts5s_ranking_through_writes(
                     store.set_lexical_context(target, fields[4])
                 for terms in queries:
                     _agrees(store, terms, limit)
+                if rebuild_share > 1 and pool is not None:
+                    assert store._postings._pool is pool  # the writes were applied, not rebuilt
         finally:
             store.close()
 
