@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -333,3 +335,28 @@ def test_a_write_rolled_back_never_reaches_the_pool(store: SqliteStore) -> None:
     _add(store, ("gamma beta", "", "", "", ""))  # takes the rolled-back write's log sequence
     _agrees(store, ["beta"], 3)
     _agrees(store, ["gamma"], 3)
+
+
+def test_a_file_restored_from_a_backup_does_not_take_a_later_save(tmp_path: Path) -> None:
+    path = str(tmp_path / "m.db")
+    store = SqliteStore(path)
+    for n in range(40):
+        _add(store, (f"alpha {'beta ' * (n % 5)}", "", "", "", ""))
+    backup = sqlite3.connect(str(tmp_path / "backup.db"))
+    store._db.get().backup(backup)
+    backup.close()
+    for _ in range(5):  # the same ids and log sequences the restored file will reuse
+        _add(store, ("laterword " * 3, "", "", "", ""))
+    _agrees(store, ["laterword", "alpha"], 5)  # rebuilt (5 of 45 > 5%) and saved at that point
+    store.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(path + suffix).unlink(missing_ok=True)
+    shutil.copy(tmp_path / "backup.db", path)
+    restored = SqliteStore(path)
+    try:
+        for _ in range(6):
+            _add(restored, ("otherword gamma", "", "", "", ""))
+        _agrees(restored, ["laterword", "otherword", "alpha"], 5)
+        _agrees(restored, ["laterword"], 5)
+    finally:
+        restored.close()

@@ -185,13 +185,13 @@ def weighted_hits(counts: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
 @dataclass(frozen=True, slots=True)
 class Built:
     """A snapshot read from the store: the postings, the log sequence and epoch it is true at,
-    the memory logged at that sequence (a check against a restored file), and the store's
-    document count (`lexical_totals`) less FTS5's rows."""
+    the memory logged at that sequence with a digest of its document (a check against a
+    restored file), and the store's document count (`lexical_totals`) less FTS5's rows."""
 
     postings: Postings
     epoch: str
     seq: int
-    logged: int | None
+    logged: str | None
     offset: int
 
 

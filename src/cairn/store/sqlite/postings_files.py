@@ -58,7 +58,7 @@ def load(db_path: str, epoch: str) -> Built | None:
             return None
         logged = stamp["logged"]
         return Built(
-            postings, epoch, int(stamp["seq"]), None if logged is None else int(logged),
+            postings, epoch, int(stamp["seq"]), None if logged is None else str(logged),
             int(stamp["offset"]),
         )  # fmt: skip
     except (OSError, ValueError, KeyError, TypeError, EOFError):

@@ -23,6 +23,8 @@ purge deletes that folder (`dense_files.drop`), so no saved file keeps a purged 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import sqlite3
 import threading
@@ -229,8 +231,20 @@ def _continues(conn: sqlite3.Connection, saved: Built, low: int | None) -> bool:
     file's other history)."""
     if saved.seq == 0 or low is None or saved.seq < low:
         return low is None or saved.seq + 1 >= low
-    row = conn.execute("SELECT memory_id FROM lexical_log WHERE seq = ?", (saved.seq,)).fetchone()
-    return row is not None and int(row[0]) == saved.logged
+    return _logged(conn, saved.seq) == saved.logged
+
+
+def _logged(conn: sqlite3.Connection, seq: int) -> str | None:
+    """The memory logged at `seq` and a digest of its document now: a file restored from a
+    backup reuses the same ids and sequences for other documents, so the id alone would not
+    tell its history from the one a save was made in."""
+    row = conn.execute("SELECT memory_id FROM lexical_log WHERE seq = ?", (seq,)).fetchone()
+    if row is None:
+        return None
+    fields = ", ".join(LEXICAL_FIELDS)
+    text = conn.execute(f"SELECT {fields} FROM lexical WHERE rowid = ?", (row[0],)).fetchone()
+    digest = hashlib.sha256(json.dumps([row[0], text]).encode("utf-8")).hexdigest()
+    return f"{int(row[0])}:{digest}"
 
 
 def _build(conn: sqlite3.Connection, epoch: str, high: int, docs: int) -> Built:
@@ -260,6 +274,4 @@ def _build(conn: sqlite3.Connection, epoch: str, high: int, docs: int) -> Built:
     if codes.shape[0] != sum(per_term):
         raise ValueError("an instance without a known column")
     postings = from_instances(terms, np.asarray(per_term, dtype=np.int64), codes, ids)
-    row = conn.execute("SELECT memory_id FROM lexical_log WHERE seq = ?", (high,)).fetchone()
-    logged = None if row is None else int(row[0])
-    return Built(postings, epoch, high, logged, docs - int(ids.shape[0]))
+    return Built(postings, epoch, high, _logged(conn, high), docs - int(ids.shape[0]))
