@@ -208,6 +208,7 @@ NOT_COPIED = frozenset(
         "memory_tags",  # derived from memories.tags by load_rows
         "lexical_lengths",  # SQLite: derived from the lexical documents
         "lexical_totals",  # SQLite: kept by triggers on lexical_lengths
+        "lexical_log",  # SQLite: kept by triggers on lexical_lengths
         "memory_counts",  # SQLite: kept by triggers on memories
         "vector_indexes",  # PostgreSQL: HNSW indexes, built by finish_load
         "sqlite_sequence",  # SQLite: moved by explicit ids and advance_sequences
