@@ -8,11 +8,13 @@ private mount namespace, and is skipped where the machine does not allow one.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -245,6 +247,80 @@ def test_export_to_full_device(tmp_path: Path) -> None:
     make_store(tmp_path / "home" / "memory.db")
     assert_one_error(cairn(tmp_path, "export", "/dev/full"), "full")
     assert Path("/dev/full").is_char_device()
+
+
+def _export(tmp_path: Path, target: Path | str) -> subprocess.CompletedProcess[str]:
+    return cairn(tmp_path, "export", str(target))
+
+
+def _header(path: Path) -> dict[str, object]:
+    header: dict[str, object] = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    return header
+
+
+def test_export_never_overwrites_a_file_that_is_not_an_export(tmp_path: Path) -> None:
+    """Found by fuzzing `cairn export ../../../etc/passwd` as root: the file was replaced."""
+    make_store(tmp_path / "home" / "memory.db")
+    precious = tmp_path / "passwd"
+    precious.write_bytes(b"root:x:0:0:root:/root:/bin/bash\n")
+    assert_one_error(_export(tmp_path, precious), "not a cairn export", "choose another path")
+    assert precious.read_bytes() == b"root:x:0:0:root:/root:/bin/bash\n"
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(precious)
+    assert_one_error(_export(tmp_path, link), "not a cairn export")
+    assert precious.read_bytes() == b"root:x:0:0:root:/root:/bin/bash\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "link.jsonl", "passwd"]
+
+
+def test_export_replaces_an_earlier_export_an_empty_file_and_through_a_link(
+    tmp_path: Path,
+) -> None:
+    make_store(tmp_path / "home" / "memory.db")
+    empty = tmp_path / "empty.jsonl"
+    empty.touch()
+    assert _export(tmp_path, empty).returncode == 0
+    assert _header(empty)["format"] == "cairn-export"
+    first = empty.read_bytes()
+    assert _export(tmp_path, empty).returncode == 0  # an earlier export: replaced
+    assert empty.read_bytes() == first
+    assert empty.stat().st_mode & 0o077 == 0  # the whole store: its owner's eyes only
+    link = tmp_path / "latest.jsonl"
+    link.symlink_to(empty)
+    assert _export(tmp_path, link).returncode == 0
+    assert link.is_symlink() and empty.read_bytes() == first
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]
+
+
+def test_a_failed_export_leaves_the_earlier_one(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "home" / "memory.db")
+    earlier = tmp_path / "backup.jsonl"
+    assert _export(tmp_path, earlier).returncode == 0
+    kept = earlier.read_bytes()
+    store.write_bytes(b"not a database, and not one that can be salvaged" * 100)
+    proc = _export(tmp_path, earlier)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert earlier.read_bytes() == kept
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]
+
+
+def test_export_streams_into_a_pipe(tmp_path: Path) -> None:
+    make_store(tmp_path / "home" / "memory.db")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    proc = _export(tmp_path, fifo)
+    reader.join(timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(received[0].splitlines()[0])["format"] == "cairn-export"
+    assert fifo.is_fifo()
+
+
+def test_export_to_a_folder(tmp_path: Path) -> None:
+    make_store(tmp_path / "home" / "memory.db")
+    proc = _export(tmp_path, tmp_path / "home")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 
 # the last resort -----------------------------------------------------------------------------

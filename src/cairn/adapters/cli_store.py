@@ -11,7 +11,9 @@ import errno
 import json
 import os
 import sqlite3
+import stat
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO
@@ -23,9 +25,11 @@ from cairn.adapters.cli_progress import writing_with_progress
 from cairn.config import Settings
 from cairn.core import Cairn
 from cairn.errors import CairnError, InvalidInput, StoreCorrupt
+from cairn.exchange import FORMAT as EXPORT_FORMAT
 from cairn.integrity import SalvageReport, check_store, is_postgres, salvage_export
 
 EXIT_DAMAGED = 2
+_HEADER_MAX = 65_536  # bytes of an existing file's first line read to recognise an export
 
 
 @click.command("check")
@@ -168,23 +172,84 @@ def _rows(mem: Cairn) -> int:
 
 @contextmanager
 def _output(path: str) -> Iterator[IO[str]]:
-    """The file to write (stdout for '-'); a failed write leaves no partial file behind."""
+    """The file to write (stdout for '-').
+
+    A file is written beside its final place and renamed over it only once complete, so a
+    failed export leaves whatever was there, and the export is readable by its owner alone
+    (it holds the whole store). What is there already must be nothing, an empty file or an
+    earlier cairn export: any other file is refused, never truncated. A device or a pipe
+    (`/dev/stdout`, a FIFO) is written in place, as any stream is."""
     if path == "-":
         yield sys.stdout
         return
+    target = os.path.realpath(path)  # through a link, so the link stays one
+    kind = _existing_kind(path, target)
+    if kind == "stream":
+        with _opened_stream(path, target) as out:
+            yield out
+        return
     try:
-        out = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed below, removed on failure
+        handle, temporary = tempfile.mkstemp(
+            dir=os.path.dirname(target), prefix=f".{os.path.basename(target)}.", suffix=".part"
+        )
+    except OSError as exc:
+        raise CairnError(_write_failure(path, exc)) from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
+    except OSError as exc:
+        _remove(temporary)
+        raise CairnError(_write_failure(path, exc)) from None
+    except BaseException:
+        _remove(temporary)
+        raise
+
+
+def _existing_kind(path: str, target: str) -> str:
+    """ "new" (nothing there, or a file an export may replace) or "stream" (a device or pipe);
+    raises for a file that is not an export."""
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        return "new"
+    except OSError as exc:
+        raise CairnError(_write_failure(path, exc)) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InvalidInput(f"{path} is a folder; give a file path for the export.")
+    if not stat.S_ISREG(info.st_mode):
+        return "stream"
+    if info.st_size == 0 or _is_export(target):
+        return "new"
+    raise InvalidInput(
+        f"{path} exists and is not a cairn export, so it is left as it is; remove it or "
+        "choose another path."
+    )
+
+
+def _is_export(path: str) -> bool:
+    """Whether the file's first line is a cairn export's header."""
+    try:
+        with open(path, encoding="utf-8") as existing:
+            header = json.loads(existing.readline(_HEADER_MAX))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(header, dict) and header.get("format") == EXPORT_FORMAT
+
+
+@contextmanager
+def _opened_stream(path: str, target: str) -> Iterator[IO[str]]:
+    try:
+        out = open(target, "w", encoding="utf-8")  # noqa: SIM115 - closed by the with below
     except OSError as exc:
         raise CairnError(_write_failure(path, exc)) from None
     try:
         with out:
             yield out
     except OSError as exc:
-        _remove(path)
         raise CairnError(_write_failure(path, exc)) from None
-    except BaseException:
-        _remove(path)
-        raise
 
 
 def _write_failure(path: str, exc: OSError) -> str:
@@ -200,6 +265,6 @@ def _write_failure(path: str, exc: OSError) -> str:
 
 
 def _remove(path: str) -> None:
-    # Only a regular file: a device such as /dev/full must stay where it is.
+    # The temporary file of a failed export (it may already be gone).
     if os.path.isfile(path):
         os.remove(path)
