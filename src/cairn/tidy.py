@@ -433,6 +433,13 @@ def _write_skill(row: ProposalRow, lessons: Sequence[Memory]) -> str:
     target = root.joinpath(*relative.split("/"))
     if not root.is_dir():
         raise InvalidInput(f"the repository folder {root} is gone; run tidy again from a checkout.")
+    # A folder of the checkout may be a link out of it (a hostile repository's `.claude`):
+    # the skill is written only where the path really leads inside the checkout.
+    if not target.resolve().is_relative_to(root.resolve()):
+        raise InvalidInput(
+            f"{relative} leads out of the repository {root} through a link; cairn writes "
+            "skill files inside the checkout only: pass another skills_dir, then run tidy again."
+        )
     if target.exists():
         existing = target.read_text(encoding="utf-8", errors="replace")
         if SKILL_MARKER not in existing:

@@ -126,6 +126,21 @@ def test_a_skill_file_someone_else_wrote_is_not_overwritten(mem: Cairn, checkout
     assert target.read_text() == "# my own notes\n"
 
 
+def test_a_skill_is_never_written_through_a_link_out_of_the_checkout(
+    mem: Cairn, checkout: Path, tmp_path: Path
+) -> None:
+    """A hostile repository's `.claude` may be a link to anywhere (here: a folder outside)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (checkout / ".claude").symlink_to(outside, target_is_directory=True)
+    for text in LESSONS:
+        mem.remember(text, type="lesson", cwd=checkout, dedup=False)
+    skill = by_kind(mem.tidy(cwd=checkout), "skill")[0]
+    with pytest.raises(InvalidInput, match="out of the repository"):
+        mem.tidy_accept(skill.id, cwd=checkout)
+    assert list(outside.iterdir()) == []
+
+
 def test_a_proposal_overtaken_by_events_is_stale(mem: Cairn) -> None:
     first = mem.remember("Pin the node version in CI.", type="instruction", scope=SCOPE)
     mem.remember("Pin the node version in CI.", type="instruction", scope=SCOPE, dedup=False)
