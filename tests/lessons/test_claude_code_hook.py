@@ -297,6 +297,19 @@ def test_user_level_install_and_a_broken_settings_file(repo: Repo, tmp_path: Pat
     assert broken.read_text(encoding="utf-8") == "{ not json"
 
 
+def test_project_install_never_writes_through_a_link_out_of_it(repo: Repo, tmp_path: Path) -> None:
+    """A hostile repository's `.claude` may point at the user's own settings (or anywhere)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "settings.json").write_text("{}", encoding="utf-8")
+    (repo.path / ".claude").symlink_to(elsewhere, target_is_directory=True)
+    refused = cli("hook", "claude-code", "install", cwd=repo.path, tmp_path=tmp_path)
+    assert refused.returncode == 2 and "out of the project" in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["settings.json"]
+    assert (elsewhere / "settings.json").read_text(encoding="utf-8") == "{}"
+
+
 @pytest.fixture
 def servers_ended(tmp_path: Path) -> Iterator[None]:
     """The installed command starts a hook server under the test's home: end it, by pid."""

@@ -49,7 +49,15 @@ def settings_file(*, project: Path | None, user_home: Path | None) -> Path:
         raise InvalidInput("install the hooks for a project (--project DIR) or the user (--user).")
     base = user_home if user_home is not None else project
     assert base is not None
-    return base / ".claude" / "settings.json"
+    path = base / ".claude" / "settings.json"
+    # A hostile repository's `.claude` may link anywhere (the user's own settings, say); the
+    # user's home may link its `.claude` where it likes.
+    if project is not None and not path.resolve().is_relative_to(project.resolve()):
+        raise InvalidInput(
+            f"{path} leads out of the project {project} through a link; cairn writes a "
+            "project's hooks inside it only (remove the link, or install with --user)."
+        )
+    return path
 
 
 def hook_command(store: str | None) -> str:
