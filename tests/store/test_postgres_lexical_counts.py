@@ -11,10 +11,10 @@ from urllib.parse import urlsplit
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from postgres_fixture import create_database, drop_database
 
 from cairn.store.base import LexicalDoc, MemoryFilter
 from cairn.store.postgres import PostgresStore, lexical
+from postgres_fixture import create_database, drop_database
 from storekit import active, at, doc, new_memory
 
 pytestmark = pytest.mark.postgres

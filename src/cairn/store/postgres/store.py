@@ -127,7 +127,7 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int
     ) -> list[tuple[int, float]]:
         with self._db.connection() as conn:
-            return vectors.nearest(conn, filt, identity, vector, k)
+            return vectors.nearest(conn, filt, identity, vector, k, self._db.options.hnsw_ef_search)
 
     # lexical ------------------------------------------------------------------------------
     def put_lexical(self, memory_id: int, doc: LexicalDoc) -> None:
