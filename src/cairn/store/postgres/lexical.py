@@ -28,6 +28,13 @@ matches a third of a 100k store (measured: most of a 194 ms recall). So, as on S
 terms' document frequencies add up past `EXACT_MATCHES` on a store of `LARGE_STORE` documents,
 only the rows `cairn.store.lexical_bound` deems worth ranking are ranked (a rare term, or several
 of the common ones: a tsquery the GIN index answers); a short pool reruns the exact query.
+
+Statistics. For a filter of scopes and statuses alone (every recall's default), the document
+count, field lengths and per-term document frequencies are sums over the per-(scope, status,
+open) counts that migration 0010's triggers keep in `lexical_groups` and `lexical_terms`: a few
+index reads. Any other filter (types, tags, dates, `as_of`) joins the matching entries with
+`memories` and counts them: at 100k memories that took 114 ms for the averages and 70-140 ms for
+a query's frequencies, paid again after every write.
 """
 
 from __future__ import annotations
@@ -185,12 +192,12 @@ def _ranked(
 class StatsCache:
     """BM25 statistics per (filter, term), kept until the store's `lexgen` moves.
 
-    Counting a term's documents in a scope and averaging field lengths cost several milliseconds
-    on every recall (measured: 6.4 ms of a 42 ms recall on 680 memories), and the same words
-    recur across recalls. Triggers (migration 0007) move meta `lexgen` on with every change to
-    the lexical index, memory tags, or a memory column a filter reads, in any process; a cache
-    that reads another value starts afresh. The value is read before the counts, so a write
-    landing in between leaves newer counts under the older value, never the reverse.
+    Even read from the kept counts (see "Statistics"), a statistic costs a round trip, and the
+    same words recur across recalls; the joined counts of other filters cost far more. Triggers
+    (migration 0007) move meta `lexgen` on with every change to the lexical index, memory tags,
+    or a memory column a filter reads, in any process; a cache that reads another value starts
+    afresh. The value is read before the counts, so a write landing in between leaves newer
+    counts under the older value, never the reverse.
     """
 
     def __init__(self, size: int = STATS_CACHE_MAX) -> None:
