@@ -184,3 +184,34 @@ def test_a_truncate_recounts(postgres_database_url: str) -> None:
         assert _rows(store, "SELECT * FROM lexical_groups") == set()
     finally:
         store.close()
+
+
+def test_the_kept_frequencies_are_read_through_the_term_index(postgres_database_url: str) -> None:
+    store = PostgresStore(postgres_database_url)
+    try:
+        for n in range(30):
+            memory_id = store.add_memory(new_memory(content=f"m{n}", scope="project:a"))
+            store.put_lexical(memory_id, doc(f"word{n} common"))
+        store.maintain()
+        with store._db.connection() as conn:
+            # A small table is scanned whole whatever its indexes; forbid that to see whether
+            # the statement's shape lets the primary key answer it, as it must at 100k terms.
+            conn.execute("SET enable_seqscan = off")
+            try:
+                plan = " ".join(
+                    str(row[0])
+                    for row in conn.execute(
+                        "EXPLAIN " + lexical._GROUP_FREQUENCIES,
+                        {
+                            "terms": ["common", "word3"],
+                            "f_scopes": ["project:a"],
+                            "f_statuses": ["active"],
+                        },
+                    ).fetchall()
+                )
+            finally:
+                conn.execute("RESET enable_seqscan")
+        assert "lexical_terms_pkey" in plan
+        assert "term = ANY" in plan
+    finally:
+        store.close()
