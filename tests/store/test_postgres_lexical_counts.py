@@ -138,7 +138,7 @@ def test_the_migration_counts_rows_written_before_it(postgres_database_url: str)
         conn.execute("DROP TABLE lexical_groups, lexical_terms")
         conn.execute(
             "DROP FUNCTION cairn_lexical_counts(), cairn_lexical_recount(),"
-            " cairn_lexical_apply(cairn_lexical_delta[])"
+            " cairn_lexical_count_all(), cairn_lexical_apply(cairn_lexical_delta[])"
         )
         conn.execute("DROP TYPE cairn_lexical_delta")
     store.close()

@@ -81,15 +81,24 @@ BEGIN
 END
 $$;
 
--- Every lexical entry under its memory's group, from scratch (this migration, and TRUNCATE).
+-- Every lexical entry under its memory's group, from scratch (this migration, and TRUNCATE):
+-- set-based, not through a delta array, which would hold a large store's every vector at once.
+CREATE FUNCTION cairn_lexical_count_all() RETURNS void LANGUAGE sql AS $$
+DELETE FROM lexical_groups;
+DELETE FROM lexical_terms;
+INSERT INTO lexical_groups
+SELECT m.scope, m.status, m.until IS NULL, count(*), sum(l.len_content), sum(l.len_tags),
+    sum(l.len_source_ref), sum(l.len_reason), sum(l.len_context)
+FROM lexical l JOIN memories m ON m.id = l.memory_id GROUP BY 1, 2, 3;
+INSERT INTO lexical_terms
+SELECT term, m.scope, m.status, m.until IS NULL, count(*)
+FROM lexical l JOIN memories m ON m.id = l.memory_id, unnest(tsvector_to_array(l.doc)) AS term
+GROUP BY 1, 2, 3, 4;
+$$;
+
 CREATE FUNCTION cairn_lexical_recount() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    DELETE FROM lexical_groups;
-    DELETE FROM lexical_terms;
-    PERFORM cairn_lexical_apply((
-        SELECT array_agg(ROW(m.scope, m.status, m.until IS NULL, l.doc, l.len_content,
-            l.len_tags, l.len_source_ref, l.len_reason, l.len_context, 1)::cairn_lexical_delta)
-        FROM lexical l JOIN memories m ON m.id = l.memory_id));
+    PERFORM cairn_lexical_count_all();
     RETURN NULL;
 END
 $$;
@@ -163,7 +172,4 @@ CREATE TRIGGER memories_counts_truncate AFTER TRUNCATE ON memories
     FOR EACH STATEMENT EXECUTE FUNCTION cairn_lexical_recount();
 
 -- The store's current rows.
-SELECT cairn_lexical_apply((
-    SELECT array_agg(ROW(m.scope, m.status, m.until IS NULL, l.doc, l.len_content, l.len_tags,
-        l.len_source_ref, l.len_reason, l.len_context, 1)::cairn_lexical_delta)
-    FROM lexical l JOIN memories m ON m.id = l.memory_id));
+SELECT cairn_lexical_count_all();
