@@ -215,3 +215,21 @@ def test_the_kept_frequencies_are_read_through_the_term_index(postgres_database_
         assert "term = ANY" in plan
     finally:
         store.close()
+
+
+def test_a_term_too_long_for_a_lexeme_is_counted_under_its_hash(postgres_database_url: str) -> None:
+    store = PostgresStore(postgres_database_url)
+    try:
+        long_term = "k" * 3000  # over tsvector's 2046 bytes: stored as `~` and its SHA-256
+        for n in range(3):
+            memory_id = store.add_memory(new_memory(content=f"m{n}", scope="project:a"))
+            text = f"{long_term} o'brien back\\slash" if n < 2 else "o'brien"
+            store.put_lexical(memory_id, doc(text))
+        filt = active("project:a")
+        terms = [long_term, "o'brien", "back\\slash", "absent"]
+        with store._db.connection() as conn:
+            kept = lexical._frequencies(conn, filt, terms)
+            assert kept == lexical._frequencies(conn, _joined(filt), terms)
+        assert kept == {long_term: 2, "o'brien": 3, "back\\slash": 2, "absent": 0}
+    finally:
+        store.close()
