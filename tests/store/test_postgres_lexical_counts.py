@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cairn.store.base import LexicalDoc, MemoryFilter
+from cairn.store.base import LexicalDoc, LexicalRow, MemoryFilter
 from cairn.store.postgres import PostgresStore, lexical
 from postgres_fixture import create_database, drop_database
 from storekit import active, at, doc, new_memory
@@ -231,5 +232,77 @@ def test_a_term_too_long_for_a_lexeme_is_counted_under_its_hash(postgres_databas
             kept = lexical._frequencies(conn, filt, terms)
             assert kept == lexical._frequencies(conn, _joined(filt), terms)
         assert kept == {long_term: 2, "o'brien": 3, "back\\slash": 2, "absent": 0}
+    finally:
+        store.close()
+
+
+def _pool(
+    store: PostgresStore, filt: MemoryFilter, terms: list[str], limit: int, share: float
+) -> list[LexicalRow]:
+    with store._db.connection() as conn:
+        stats = store._stats.stats(conn, filt, terms)
+        return lexical._ranked(conn, filt, terms, limit, stats, None, share)
+
+
+def test_ranking_before_the_filter_gives_the_joined_pool_and_never_another_scope(
+    postgres_database_url: str,
+) -> None:
+    store = PostgresStore(postgres_database_url)
+    try:
+        # project:b holds the best matches (the word three times), project:a the most entries.
+        for n in range(30):
+            scope, text = ("project:b", "apple apple apple") if n < 12 else ("project:a", "apple")
+            memory_id = store.add_memory(new_memory(content=f"m{n}", scope=scope))
+            store.put_lexical(memory_id, doc(f"{text} n{n}"))
+        filt = active("project:a")
+        for limit in (3, 10, 18, 25):
+            joined = _pool(store, filt, ["apple"], limit, 0.0)
+            # share 1.0 ranks only 2 x limit rows first: for limit 3 they are all project:b's,
+            # so the joined query must answer; for larger ones the deep rows suffice.
+            first = _pool(store, filt, ["apple"], limit, 1.0)
+            assert first == joined
+            assert len(first) == min(limit, 18)
+        with store._db.connection() as conn:
+            scopes = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT scope FROM memories WHERE id = ANY(%s::bigint[])",
+                    ([r.memory_id for r in _pool(store, filt, ["apple"], 10, 1.0)],),
+                ).fetchall()
+            }
+        assert scopes == {"project:a"}
+        assert [r.memory_id for r in store.lexical_candidates(filt, ["apple"], 10)] == [
+            r.memory_id for r in _pool(store, filt, ["apple"], 10, 0.0)
+        ]
+    finally:
+        store.close()
+
+
+def test_the_ranked_first_pool_reads_the_gin_index(postgres_database_url: str) -> None:
+    store = PostgresStore(postgres_database_url)
+    try:
+        for n in range(20):
+            memory_id = store.add_memory(new_memory(content=f"m{n}", scope="project:a"))
+            store.put_lexical(memory_id, doc(f"pear n{n}"))
+        store.maintain()
+        statements: list[str] = []
+        with store._db.connection() as conn:
+            conn.execute("SET enable_seqscan = off")  # a 20-row table is scanned otherwise
+            real = conn.execute
+
+            def explained(query: Any, params: Any = None, **kw: Any) -> Any:
+                if isinstance(query, str) and query.startswith("SELECT t.memory_id"):
+                    plan = real("EXPLAIN " + query, params).fetchall()
+                    statements.append(" ".join(str(row[0]) for row in plan))
+                return real(query, params, **kw)
+
+            conn.execute = explained  # type: ignore[method-assign]
+            try:
+                stats = store._stats.stats(conn, active("project:a"), ["pear"])
+                lexical._ranked(conn, active("project:a"), ["pear"], 5, stats, None, 1.0)
+            finally:
+                del conn.execute
+                conn.execute("RESET enable_seqscan")
+        assert statements and "lexical_doc" in statements[0]
     finally:
         store.close()
