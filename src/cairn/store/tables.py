@@ -208,6 +208,7 @@ NOT_COPIED = frozenset(
         "memory_tags",  # derived from memories.tags by load_rows
         "lexical_lengths",  # SQLite: derived from the lexical documents
         "lexical_totals",  # SQLite: kept by triggers on lexical_lengths
+        "lexical_log",  # SQLite: kept by triggers on lexical_lengths
         "memory_counts",  # SQLite: kept by triggers on memories
         "lexical_groups",  # PostgreSQL: kept by triggers on lexical and memories
         "lexical_terms",  # PostgreSQL: kept by triggers on lexical and memories

@@ -56,6 +56,9 @@ class EraseRows(SharedErase, MetaRows):
             return  # nothing on disk
         if self._db.in_transaction:
             raise StoreError("erase_freed runs after the purge commits, not inside a transaction")
+        # Again after the commit: a process that saved a cache while the purge ran checked the
+        # epoch before the purge committed, and kept its files (`dense_files`, `postings_files`).
+        dense_files.drop(self._db.path)
         conn = self._db.get()
         try:
             if self.get_meta("freed_space") == "unscrubbed":

@@ -7,9 +7,13 @@ does not crowd out memories holding it themselves. FTS5 reads a doclist cheaply,
 runs once per matching row: a query of five common words matches a third of a 100k store, and
 ranking those rows cost 30-80 ms here where counting them cost 3-5 ms.
 
-So the rows ranked are bounded the way `cairn.store.lexical_bound` plans (rows holding a rare
-query term, or several of the common ones), and when the pool comes out short the exact query
-runs. Stores under `LARGE_STORE` documents (every LoCoMo conversation) never take this path.
+So on a store of `POSTINGS_MIN` documents or more, when the filter admits every document, the
+pool is ranked in numpy from postings read out of FTS5 (`cairn.store.sqlite.postings_index`):
+the same `bm25()` scores over every match, in a few ms. Otherwise (a filter that refuses some
+document, a term that may not be one FTS5 token) the rows ranked by FTS5 are bounded the way
+`cairn.store.lexical_bound` plans (rows holding a rare query term, or several of the common
+ones), and when the pool comes out short the exact query runs. Stores under `LARGE_STORE`
+documents (every LoCoMo conversation) never take either path.
 """
 
 from __future__ import annotations
@@ -22,11 +26,14 @@ from cairn.store import lexical_bound
 from cairn.store.base import LEXICAL_FIELDS, LexicalDoc, LexicalRow, MemoryFilter
 from cairn.store.lexical_bound import plan, render
 from cairn.store.sqlite.connection import BUMP_LEXGEN
+from cairn.store.sqlite.dialect import SQLITE
+from cairn.store.sqlite.postings_index import PostingsIndex
 from cairn.store.sqlite.sql import filter_sql, match_expression
 
 POOL_RANK = "bm25(lexical, 1.0, 0.7, 0.5, 0.3, 0.45)"
 EXACT_MATCHES = lexical_bound.EXACT_MATCHES
 LARGE_STORE = lexical_bound.LARGE_STORE
+POSTINGS_MIN = LARGE_STORE  # documents; the postings pool serves stores this large
 
 
 def write_entries(conn: sqlite3.Connection, docs: Sequence[tuple[int, LexicalDoc]]) -> None:
@@ -51,12 +58,17 @@ def candidates(
     terms: Sequence[str],
     limit: int,
     cache: dict[Any, Any],
+    postings: PostingsIndex | None = None,
 ) -> list[LexicalRow]:
     distinct = list(dict.fromkeys(terms))
     if not distinct:
         return []
-    pruned = _pruned_expression(conn, distinct, cache)
     everything = _admits_everything(conn, filt, cache)
+    if postings is not None and everything and _document_count(conn, cache) >= POSTINGS_MIN:
+        ranked = postings.ranked(conn, distinct, limit)
+        if ranked is not None:
+            return _documents(conn, [memory_id for memory_id, _ in ranked])
+    pruned = _pruned_expression(conn, distinct, cache)
     return lexical_bound.bounded_or_exact(
         lambda bounded: _query(conn, filt, distinct, limit, bounded, everything), pruned, limit
     )
@@ -90,6 +102,19 @@ def _query(
         (match_expression(terms), *extra, *params, limit),
     )
     return [LexicalRow(row[0], LexicalDoc(*row[1:])) for row in rows]
+
+
+def _documents(conn: sqlite3.Connection, ids: list[int]) -> list[LexicalRow]:
+    """The lexical documents of `ids`, in that order."""
+    found: dict[int, LexicalDoc] = {}
+    for chunk in SQLITE.chunks(ids):
+        rows = conn.execute(
+            "SELECT rowid, content, tags, source_ref, reason, context FROM lexical "
+            f"WHERE rowid IN ({', '.join('?' for _ in chunk)})",
+            chunk,
+        )
+        found.update((int(row[0]), LexicalDoc(*row[1:])) for row in rows)
+    return [LexicalRow(memory_id, found[memory_id]) for memory_id in ids if memory_id in found]
 
 
 def _pruned_expression(
@@ -191,15 +216,26 @@ def _admits_everything(conn: sqlite3.Connection, filt: MemoryFilter, cache: dict
 
 
 def document_frequencies(
-    conn: sqlite3.Connection, filt: MemoryFilter, terms: Sequence[str], cache: dict[Any, Any]
+    conn: sqlite3.Connection,
+    filt: MemoryFilter,
+    terms: Sequence[str],
+    cache: dict[Any, Any],
+    postings: PostingsIndex | None = None,
 ) -> dict[str, int]:
     """Documents holding each term among those the filter admits, cached per (filter, term).
 
-    When the filter admits every document, FTS5 counts a term's doclist alone; otherwise each
-    match is looked up in `memories` (tens of ms for a common word at 100k)."""
+    When the filter admits every document, the postings pool counts them on a large store and
+    FTS5 counts a term's doclist alone on a smaller one; otherwise each match is looked up in
+    `memories` (tens of ms for a common word at 100k)."""
     everything = _admits_everything(conn, filt, cache)
     where, params = filter_sql(filt)
     found: dict[str, int] = {}
+    missing = [term for term in dict.fromkeys(terms) if (filt, term) not in cache]
+    large = bool(missing) and everything and _document_count(conn, cache) >= POSTINGS_MIN
+    if postings is not None and large:
+        counted = postings.frequencies(conn, missing)
+        for term, held in (counted or {}).items():
+            cache[(filt, term)] = held
     for term in dict.fromkeys(terms):
         count = cache.get((filt, term))
         if count is None:

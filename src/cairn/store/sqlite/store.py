@@ -29,6 +29,7 @@ from cairn.store.sqlite.context import ContextRows
 from cairn.store.sqlite.copy import CopyRows
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.erase import EraseRows
+from cairn.store.sqlite.postings_index import PostingsIndex
 from cairn.store.sqlite.sql import tagged_ids
 from cairn.store.sqlite.vectors import VectorIndex
 from cairn.store.stats_cache import GenerationCache
@@ -46,6 +47,7 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
         self._sql = Sql(self._db, SQLITE)
         self._stats = GenerationCache(_STATS_CACHE_MAX)
         self._vectors = VectorIndex(path)
+        self._postings = PostingsIndex(path)
         try:
             with self._db.translated():
                 migrate(self._db)
@@ -56,6 +58,10 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
     @property
     def location(self) -> str:
         return self._path
+
+    def close(self) -> None:
+        self._postings.close()
+        super().close()
 
     def maintain(self) -> None:
         with self._db.transaction() as conn:
@@ -132,7 +138,8 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
         self, filt: MemoryFilter, terms: Sequence[str], limit: int
     ) -> list[LexicalRow]:
         conn = self._db.get()
-        return lexical.candidates(conn, filt, terms, limit, self._stats_cache_for(conn))
+        cache = self._stats_cache_for(conn)
+        return lexical.candidates(conn, filt, terms, limit, cache, self._postings)
 
     def lexical_stats(self, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats:
         """Counted once per (filter, term) until the lexical index or a filtered column changes.
@@ -143,7 +150,7 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
         conn = self._db.get()
         cache = self._stats_cache_for(conn)
         averages = lexical.averages(conn, filt, cache)
-        frequencies = lexical.document_frequencies(conn, filt, terms, cache)
+        frequencies = lexical.document_frequencies(conn, filt, terms, cache, self._postings)
         return LexicalStats.counted(averages, frequencies)
 
     def iter_vectors(self) -> Iterator[tuple[int, str, Vector]]:
