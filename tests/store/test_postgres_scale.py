@@ -72,19 +72,41 @@ def test_the_plan_of_a_window_search_uses_both_hnsw_indexes(
     query = pg_vectors.vector_param(np.ones(DIMS, np.float32) / np.sqrt(DIMS))
     with psycopg.connect(postgres_database_url, autocommit=True) as conn:
         conn.execute("SET enable_seqscan = off; SET hnsw.iterative_scan = relaxed_order")
-        for table, extra, name in (
-            ("windows", pg_vectors._HAS_VECTOR, pg_vectors.index_name("e/8", DIMS, "windows")),
-            ("vectors", pg_vectors._NO_WINDOW, pg_vectors.index_name("e/8", DIMS)),
-        ):
-            statement = pg_vectors._nearest_sql(
-                "e/8", DIMS, f"m.scope = '{SCOPE}'", indexed=True, table=table, extra=extra
-            )
-            plan = conn.execute(
+        statement = pg_vectors.window_sql("e/8", DIMS, f"m.scope = '{SCOPE}'")
+        plan = " ".join(
+            str(row[0])
+            for row in conn.execute(
                 b"EXPLAIN " + statement.as_bytes(conn), {"query": query, "k": 10}
             ).fetchall()
-            assert name in " ".join(str(row[0]) for row in plan)
+        )
+        assert pg_vectors.index_name("e/8", DIMS, "windows") in plan
+        assert pg_vectors.index_name("e/8", DIMS) in plan
         kinds = conn.execute("SELECT kind, identity FROM vector_indexes ORDER BY kind").fetchall()
     assert kinds == [("vectors", "e/8"), ("windows", "e/8")]
+
+
+def test_a_search_for_a_few_sets_its_own_candidate_list_and_puts_the_session_s_back(
+    pg: PostgresStore,
+) -> None:
+    searched = _fill(pg)
+    query = _unit(np.random.default_rng(4))
+    filt = MemoryFilter(scopes=(SCOPE,))
+    session = pg.options.hnsw_ef_search
+    assert session > pg_vectors.FEW_EF_SEARCH  # the default, 400
+    with pg._db.connection() as conn:
+        with pg_vectors._candidates(conn, pg_vectors.FEW_EF_SEARCH, session):
+            shown = conn.execute("SHOW hnsw.ef_search").fetchone()
+        assert shown == (str(pg_vectors.FEW_EF_SEARCH),)
+        assert conn.execute("SHOW hnsw.ef_search").fetchone() == (str(session),)
+    with pg.transaction(), pg._db.connection() as conn:
+        hits = pg.nearest(filt, "e/8", query, 5)
+        assert conn.execute("SHOW hnsw.ef_search").fetchone() == (str(session),)
+    own = pg.get_vectors(list(searched), "e/8")
+    exact = sorted(own, key=lambda i: -float(own[i] @ query))[:5]
+    assert [i for i, _ in hits] == exact  # 200 candidates among 60 vectors: every one seen
+    with pg._db.connection() as conn:
+        assert conn.execute("SHOW hnsw.ef_search").fetchone() == (str(session),)
+    assert pg.nearest(filt, "e/8", query, 5) == hits
 
 
 def test_a_bulk_load_builds_each_index_once_at_the_end(

@@ -173,7 +173,7 @@ def test_hnsw_with_a_selective_filter_still_finds_every_match(
             {"query": pg_vectors.vector_param(query), "k": 10},
         ).fetchall()  # fmt: skip
         assert pg_vectors.index_name(IDENTITY, 4) in " ".join(str(r[0]) for r in plan)
-        hits = pg_vectors.nearest(conn, filt, IDENTITY, query, 10)
+        hits = pg_vectors.nearest(conn, filt, IDENTITY, query, 10, 10)
     assert sorted(i for i, _ in hits) == sorted(small)
     assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
     assert pg.nearest(filt, IDENTITY, query, 10) == hits

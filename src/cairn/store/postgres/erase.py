@@ -36,6 +36,7 @@ TOUCHED_TABLES = (
     "vectors",
     "windows",
     "lexical",
+    "lexical_terms",  # its triggers delete a purged word's row when no document holds it
     "citations",
     "tidy_proposals",
 )

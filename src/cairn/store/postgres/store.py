@@ -127,7 +127,7 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int
     ) -> list[tuple[int, float]]:
         with self._db.connection() as conn:
-            return vectors.nearest(conn, filt, identity, vector, k)
+            return vectors.nearest(conn, filt, identity, vector, k, self._db.options.hnsw_ef_search)
 
     # lexical ------------------------------------------------------------------------------
     def put_lexical(self, memory_id: int, doc: LexicalDoc) -> None:
@@ -142,8 +142,8 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
         self, filt: MemoryFilter, terms: Sequence[str], limit: int
     ) -> list[LexicalRow]:
         with self._db.connection() as conn:
-            stats = self._stats.stats(conn, filt, terms)
-            return lexical.lexical_candidates(conn, filt, terms, limit, stats)
+            stats, total = self._stats.stats_and_total(conn, filt, terms)
+            return lexical.lexical_candidates(conn, filt, terms, limit, stats, total)
 
     def lexical_stats(self, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats:
         with self._db.connection() as conn:
