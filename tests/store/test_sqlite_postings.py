@@ -143,7 +143,7 @@ def test_terms_fts5_might_tokenize_otherwise_are_left_to_fts5(store: SqliteStore
         _agrees(store, terms, 5)
 
 
-def test_a_filter_that_refuses_a_memory_takes_the_fts5_path(store: SqliteStore) -> None:
+def test_a_filter_that_refuses_a_memory_is_masked_out_of_the_pool(store: SqliteStore) -> None:
     kept = _add(store, ("alpha beta", "", "", "", ""))
     retired = _add(store, ("alpha", "", "", "", ""))
     other = _add(store, ("alpha alpha", "", "", "", ""), scope="project:b")

@@ -33,10 +33,11 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from cairn.store.base import LEXICAL_FIELDS
+from cairn.store.base import LEXICAL_FIELDS, MemoryFilter
 from cairn.store.sqlite import dense_files, postings_files
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.postings import Built, Pool, from_instances
+from cairn.store.sqlite.postings_filter import Admissions
 
 PERSIST_MIN = dense_files.PERSIST_MIN
 REBUILD_SHARE = 0.05  # appended + masked documents, over the store's, that make a rebuild
@@ -58,58 +59,82 @@ class PostingsIndex:
         self._offset = 0
         self._tokenizer: sqlite3.Connection | None = None
         self._unreadable: tuple[str, int] | None = None
+        self._admissions = Admissions()
 
     def ranked(
-        self, conn: sqlite3.Connection, terms: Sequence[str], limit: int
+        self,
+        conn: sqlite3.Connection,
+        terms: Sequence[str],
+        limit: int,
+        filt: MemoryFilter | None = None,
     ) -> list[tuple[int, float]] | None:
         """The `limit` best documents for `terms` by FTS5's `bm25()` with the pool's weights
-        (memory id, score), ascending by id; None when a term may not be one FTS5 token (the
-        caller asks FTS5)."""
+        (memory id, score), ascending by id, among those `filt` admits (None: every one); None
+        when a term may not be one FTS5 token (the caller asks FTS5)."""
         with self._lock:
-            pool, built = self._synced(conn)
-            found = None
-            if pool is not None and all(pool.knows(term) for term in terms):
-                found = pool.top(terms, limit)
+            keep = not conn.in_transaction
+            with self._current(conn) as (pool, built):
+                found = None
+                if pool is not None and all(pool.knows(term) for term in terms):
+                    if filt is None:
+                        found = pool.top(terms, limit)
+                    else:
+                        found = self._admissions.top(conn, pool, filt, terms, limit, keep=keep)
         self._save(conn, built)
         return found
 
-    def frequencies(self, conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int] | None:
-        """Documents holding each term, or None when a term may not be one FTS5 token."""
+    def frequencies(
+        self, conn: sqlite3.Connection, terms: Sequence[str], filt: MemoryFilter | None = None
+    ) -> dict[str, int] | None:
+        """Documents holding each term (among those `filt` admits, when given), or None when a
+        term may not be one FTS5 token."""
         with self._lock:
-            pool, built = self._synced(conn)
-            found = None
-            if pool is not None and all(pool.knows(term) for term in terms):
-                found = {term: pool.frequency(term) for term in terms}
+            keep = not conn.in_transaction
+            with self._current(conn) as (pool, built):
+                found = None
+                if pool is not None and all(pool.knows(term) for term in terms):
+                    mask = None
+                    if filt is not None:
+                        mask = self._admissions.mask(conn, pool, filt, keep=keep)
+                    found = {term: pool.frequency(term, mask) for term in terms}
         self._save(conn, built)
         return found
+
+    @contextmanager
+    def _current(self, conn: sqlite3.Connection) -> Iterator[tuple[Pool | None, Built | None]]:
+        """The pool as the store is (and a snapshot just built, to save), with the snapshot it
+        was brought up to held open, so what the caller reads next agrees with it: the
+        caller's transaction, or a read transaction of its own."""
+        if conn.in_transaction:
+            yield self._unchanged(conn), None
+            return
+        with _snapshot(conn):
+            yield self._synced(conn)
 
     def _synced(self, conn: sqlite3.Connection) -> tuple[Pool | None, Built | None]:
-        """The pool, brought up to the store (and a snapshot just built, to save)."""
-        if conn.in_transaction:
-            return self._unchanged(conn), None
-        with _snapshot(conn):
-            epoch = dense_files.store_epoch(conn)
-            low, high = _log_bounds(conn)
-            docs = int(conn.execute("SELECT docs FROM lexical_totals").fetchone()[0])
-            same = self._pool is not None and self._epoch == epoch
-            if same and self._advance(conn, low, high, docs):
+        """The pool, brought up to the store, inside a read transaction."""
+        epoch = dense_files.store_epoch(conn)
+        low, high = _log_bounds(conn)
+        docs = int(conn.execute("SELECT docs FROM lexical_totals").fetchone()[0])
+        same = self._pool is not None and self._epoch == epoch
+        if same and self._advance(conn, low, high, docs):
+            return self._pool, None
+        saved = postings_files.load(self._path, epoch)
+        if saved is not None and _continues(conn, saved, low):
+            self._adopt(saved)
+            if self._advance(conn, low, high, docs):
                 return self._pool, None
-            saved = postings_files.load(self._path, epoch)
-            if saved is not None and _continues(conn, saved, low):
-                self._adopt(saved)
-                if self._advance(conn, low, high, docs):
-                    return self._pool, None
-            self._pool = None
-            if self._unreadable == (epoch, high):
-                return None, None
-            try:
-                built = _build(conn, epoch, high, docs)
-            except ValueError:
-                # An index this code cannot read: FTS5 answers, until the store changes.
-                self._unreadable = (epoch, high)
-                return None, None
-            self._adopt(built)
-            return self._pool, built
+        self._pool = None
+        if self._unreadable == (epoch, high):
+            return None, None
+        try:
+            built = _build(conn, epoch, high, docs)
+        except ValueError:
+            # An index this code cannot read: FTS5 answers, until the store changes.
+            self._unreadable = (epoch, high)
+            return None, None
+        self._adopt(built)
+        return self._pool, built
 
     def _unchanged(self, conn: sqlite3.Connection) -> Pool | None:
         """The pool, if the caller's transaction sees the store exactly as the pool holds it.
