@@ -9,16 +9,17 @@ last applied name the documents written or deleted since; each is masked and, wh
 exists, re-read from FTS5's content and tokenized by a private in-memory FTS5 table declared
 exactly as the store's `lexical` (its CREATE statement), so no token is made by Python.
 
-The pool is rebuilt when the store's `epoch` moves (a purge moves it: the pool then holds no
-word of a purged memory), when the log has a gap (more than its 50,000 rows were written since)
-or runs behind the pool (a file restored from a backup), when the documents appended or masked
-since the build pass 5% of the store, and when its count of documents parts from the store's
-(`lexical_totals`). The statistics (documents, tokens) are kept exact through every change, so
-the averages cannot drift.
+The pool is rebuilt when the store's `lexepoch` moves (a purge moves it: the pool then holds
+no word of a purged memory), when the log has a gap (more than its 50,000 rows were written
+since) or runs behind the pool (a file restored from a backup), when the documents appended or
+masked since the build pass 5% of the store, and when its count of documents parts from the
+store's (`lexical_totals`). A status change moves `epoch` (the dense caches reload) but not the
+pool: a filter's statuses are read from `memories` (`postings_filter`). The statistics
+(documents, tokens) are kept exact through every change, so the averages cannot drift.
 
 A pool of `PERSIST_MIN` documents or more is saved under `<store>-dense/` (`postings_files`)
-and mapped by the next process when the store's identity and epoch are those it was saved at;
-purge deletes that folder (`dense_files.drop`), so no saved file keeps a purged word.
+and mapped by the next process when the store's identity and `lexepoch` are those it was saved
+at; purge deletes that folder (`dense_files.drop`), so no saved file keeps a purged word.
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ class PostingsIndex:
 
     def _synced(self, conn: sqlite3.Connection) -> tuple[Pool | None, Built | None]:
         """The pool, brought up to the store, inside a read transaction."""
-        epoch = dense_files.store_epoch(conn)
+        epoch = pool_epoch(conn)
         low, high = _log_bounds(conn)
         docs = int(conn.execute("SELECT docs FROM lexical_totals").fetchone()[0])
         same = self._pool is not None and self._epoch == epoch
@@ -142,7 +143,7 @@ class PostingsIndex:
         The pool only ever takes in committed writes: one applied from inside a transaction
         that then rolled back would leave it holding a document the store does not, while the
         next write reuses the sequence numbers and is never applied."""
-        if self._pool is None or dense_files.store_epoch(conn) != self._epoch:
+        if self._pool is None or pool_epoch(conn) != self._epoch:
             return None
         docs = int(conn.execute("SELECT docs FROM lexical_totals").fetchone()[0])
         if _log_bounds(conn)[1] != self._seq or self._pool.documents + self._offset != docs:
@@ -222,7 +223,7 @@ class PostingsIndex:
         """Save a snapshot just built, when it is large, outside any read transaction."""
         if built is None or built.postings.ids.shape[0] < PERSIST_MIN:
             return
-        postings_files.save(self._path, built, lambda: dense_files.store_epoch(conn))
+        postings_files.save(self._path, built, lambda: pool_epoch(conn))
 
     def close(self) -> None:
         with self._lock:
@@ -241,6 +242,14 @@ def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
     finally:
         if conn.in_transaction:
             conn.execute("COMMIT")  # a read: nothing to keep or lose
+
+
+def pool_epoch(conn: sqlite3.Connection) -> str:
+    """The store's identity and `lexepoch`: what the pool, and a save of it, must match (a new
+    store made at the same path starts at 0 too; a save keyed by `epoch`, before there was a
+    `lexepoch`, matches neither)."""
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('store_id', 'lexepoch')"))
+    return f"{meta.get('store_id', '')}/lexical-{meta.get('lexepoch', '0')}"
 
 
 def _log_bounds(conn: sqlite3.Connection) -> tuple[int | None, int]:
