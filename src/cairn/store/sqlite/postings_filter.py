@@ -3,8 +3,8 @@ a mask over the pool's positions, so the pool ranks for a filter that refuses so
 exactly what FTS5 ranks with the filter joined (`lexical._query`): the same whole-table
 `bm25()` scores, the refused documents dropped before the cut.
 
-The admitted ids are one query over `memories m` with the filter's WHERE (20-30 ms at 100k),
-so they are kept per filter while the store's `epoch` and `lexgen` read the same: every write
+The admitted ids are one query over `memories m` with the filter's WHERE (16-25 ms at 100k),
+so the mask is kept per filter while the store's `epoch` and `lexgen` read the same: every write
 to a column a filter reads moves one of them (`FILTERED_COLUMNS` and imports move `epoch`,
 tags and every lexical write move `lexgen`, a purge both), in whichever process. They are read
 in the snapshot the pool was brought up to, so the mask and the postings describe one state of
@@ -30,14 +30,13 @@ from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.postings import Ints, Mask, Pool
 from cairn.store.sqlite.sql import filter_sql
 
-FILTERS_KEPT = 64  # filters whose admitted ids are kept (a process recalls few scopes)
+FILTERS_KEPT = 16  # filters whose masks are kept (few scopes a process): 100 kB each at 100k
 _DENSE_SPAN = 8  # a lookup table over ids up to this many times the positions (else a search)
 
 
 @dataclass(frozen=True, slots=True)
 class _Kept:
     generation: tuple[str, str]
-    ids: Ints  # the admitted memory ids, ascending
     pool: weakref.ref[Pool]  # the pool the mask was made for, and its positions then (a
     # pool only appends positions)
     positions: int
@@ -74,19 +73,18 @@ class Admissions:
         """Whether `filt` admits the document at each position of `pool`."""
         generation = _generation(conn)
         kept = self._kept.get(filt)
-        if kept is None or kept.generation != generation:
-            ids = _admitted(conn, filt)
-        elif kept.pool() is pool and kept.positions == pool.ids.shape[0]:
+        if (
+            kept is not None
+            and kept.generation == generation
+            and kept.pool() is pool
+            and kept.positions == pool.ids.shape[0]
+        ):
             return kept.mask
-        else:
-            ids = kept.ids
-        mask = _mask_of(ids, pool.ids)
+        mask = _mask_of(_admitted(conn, filt), pool.ids)
         if keep:
             if filt not in self._kept and len(self._kept) >= FILTERS_KEPT:
                 self._kept.pop(next(iter(self._kept)))  # the oldest filter
-            self._kept[filt] = _Kept(
-                generation, ids, weakref.ref(pool), int(pool.ids.shape[0]), mask
-            )
+            self._kept[filt] = _Kept(generation, weakref.ref(pool), int(pool.ids.shape[0]), mask)
         return mask
 
 
