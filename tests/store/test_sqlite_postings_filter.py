@@ -5,18 +5,22 @@ order) and counts what FTS5 counts, and it never returns a memory the filter ref
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.storekit import T0, at, new_memory
 
 from cairn.store.base import LexicalDoc, MemoryFilter
-from cairn.store.sqlite import lexical
+from cairn.store.sqlite import lexical, postings_filter
 from cairn.store.sqlite.sql import filter_sql, match_expression
 from cairn.store.sqlite.store import SqliteStore
 
@@ -204,3 +208,39 @@ def test_inside_a_transaction_its_writes_count_and_a_rollback_leaves_nothing(
     store.update_memory(second, {"tags": ("red",)})
     _agrees(store, red, ["alpha"], 5)
     assert [row.memory_id for row in store.lexical_candidates(red, ["alpha"], 5)] == [first, second]
+
+
+@given(
+    st.lists(st.integers(1, 2**40), max_size=30, unique=True),
+    st.lists(st.integers(1, 2**40), max_size=30, unique=True),
+    st.booleans(),
+)
+def test_the_mask_is_membership_for_dense_and_sparse_ids(
+    admitted: list[int], positions: list[int], dense: bool
+) -> None:
+    if dense:  # ids a store numbers from 1: the lookup table
+        admitted, positions = [i % 500 + 1 for i in admitted], [i % 500 + 1 for i in positions]
+    ids = np.unique(np.asarray(admitted, dtype=np.int64))
+    at = np.asarray(positions, dtype=np.int64)
+    assert postings_filter._mask_of(ids, at).tolist() == np.isin(at, ids).tolist()
+
+
+def test_another_process_forgets_and_the_pool_refuses_it(store: SqliteStore) -> None:
+    ids = [_add(store, ("project:a", "fact", [], 0, "alpha " * n, "")) for n in range(1, 5)]
+    _add(store, ("project:b", "fact", [], 0, "alpha", ""))
+    filt = MemoryFilter(scopes=("project:a",))
+    _agrees(store, filt, ["alpha"], 3)
+    script = (
+        "import sys\n"
+        "from cairn.store.sqlite.store import SqliteStore\n"
+        "s = SqliteStore(sys.argv[1])\n"
+        f"s.update_memory({ids[3]}, {{'status': 'retired'}})\n"
+        f"s.update_memory({ids[2]}, {{'tags': ('red',)}})\n"
+        "s.close()\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)])}
+    subprocess.run([sys.executable, "-c", script, store.location], check=True, env=env)
+    assert [row.memory_id for row in store.lexical_candidates(filt, ["alpha"], 3)] == ids[:3]
+    _agrees(store, filt, ["alpha"], 3)
+    _agrees(store, MemoryFilter(scopes=("project:a",), tags=("red",)), ["alpha"], 3)
