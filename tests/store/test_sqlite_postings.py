@@ -143,7 +143,7 @@ def test_terms_fts5_might_tokenize_otherwise_are_left_to_fts5(store: SqliteStore
         _agrees(store, terms, 5)
 
 
-def test_a_filter_that_refuses_a_memory_takes_the_fts5_path(store: SqliteStore) -> None:
+def test_a_filter_that_refuses_a_memory_is_masked_out_of_the_pool(store: SqliteStore) -> None:
     kept = _add(store, ("alpha beta", "", "", "", ""))
     retired = _add(store, ("alpha", "", "", "", ""))
     other = _add(store, ("alpha alpha", "", "", "", ""), scope="project:b")
@@ -161,15 +161,16 @@ def test_a_filter_that_refuses_a_memory_takes_the_fts5_path(store: SqliteStore) 
     assert stats.document_frequency == {"alpha": 2, "beta": 1}
 
 
-def test_a_status_change_or_a_purge_rebuilds_the_pool(store: SqliteStore) -> None:
+def test_a_purge_rebuilds_the_pool_and_a_status_change_does_not(store: SqliteStore) -> None:
     first = _add(store, ("alpha", "", "", "", ""))
     second = _add(store, ("alpha beta", "", "", "", ""))
     _agrees(store, ["alpha"], 5)
     pool = store._postings._pool
     store.update_memory(first, {"status": "retired"})
+    assert [r.memory_id for r in store.lexical_candidates(active(SCOPE), ["alpha"], 5)] == [second]
     store.update_memory(first, {"status": "active"})
     _agrees(store, ["alpha"], 5)
-    assert store._postings._pool is not pool  # the epoch moved
+    assert store._postings._pool is pool  # statuses are the filter's, read from `memories`
     with store.transaction():
         store.update_memory(second, {"status": "purged"})
         store.erase_memories([second])
@@ -179,6 +180,7 @@ def test_a_status_change_or_a_purge_rebuilds_the_pool(store: SqliteStore) -> Non
     assert (
         store._postings._pool is not None and store._postings._pool.base.terms.find("beta") is None
     )
+    assert store._postings._pool is not pool
 
 
 def test_another_process_writes_and_the_pool_sees_it(store: SqliteStore) -> None:

@@ -32,6 +32,13 @@ BUMP_LEXGEN = (
 _BUMP = "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = "
 BUMP_EPOCH = _BUMP + "'epoch'"
 BUMP_WINDOW_REV = _BUMP + "'window_rev'"
+# A lexical change the postings pool cannot lay over its snapshot (a purge, whose words must
+# leave it; a whole-store load) bumps `lexepoch`: the pool rebuilds. Every other lexical write
+# reaches it through `lexical_log`, and a status change none at all.
+BUMP_LEXEPOCH = (
+    "INSERT INTO meta (key, value) VALUES ('lexepoch', '1') "
+    "ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
+)
 
 
 class Connections(ThreadTransactions[sqlite3.Connection]):

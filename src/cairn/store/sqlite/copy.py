@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from cairn.store.base import LEXICAL_FIELDS
 from cairn.store.sql.copy import SharedCopyRows, page_query
 from cairn.store.sql.dialect import Run
-from cairn.store.sqlite.connection import BUMP_EPOCH
+from cairn.store.sqlite.connection import BUMP_EPOCH, BUMP_LEXEPOCH
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.tables import (
     TABLES,
@@ -121,6 +121,7 @@ class CopyRows(SharedCopyRows):
 
     def finish_load(self) -> None:
         self._sql.run(BUMP_EPOCH)
+        self._sql.run(BUMP_LEXEPOCH)
 
     def sequences(self) -> dict[str, int]:
         rows = self._sql.all("SELECT name, seq FROM sqlite_sequence")

@@ -30,7 +30,7 @@ from cairn.store.sql.dialect import Run
 from cairn.store.sql.erase import SharedErase
 from cairn.store.sql.meta import MetaRows
 from cairn.store.sqlite import dense_files
-from cairn.store.sqlite.connection import BUMP_EPOCH, BUMP_LEXGEN, Connections
+from cairn.store.sqlite.connection import BUMP_EPOCH, BUMP_LEXEPOCH, BUMP_LEXGEN, Connections
 
 
 class EraseRows(SharedErase, MetaRows):
@@ -47,6 +47,7 @@ class EraseRows(SharedErase, MetaRows):
     def _erased(self, run: Run) -> None:
         run.execute("INSERT INTO lexical (lexical) VALUES ('optimize')")
         run.execute(BUMP_LEXGEN)
+        run.execute(BUMP_LEXEPOCH)  # the postings pool rebuilds without the purged words
         # Vectors and windows left: the dense caches reload, and their files go.
         run.execute(BUMP_EPOCH)
         dense_files.drop(self._db.path)

@@ -7,10 +7,11 @@ does not crowd out memories holding it themselves. FTS5 reads a doclist cheaply,
 runs once per matching row: a query of five common words matches a third of a 100k store, and
 ranking those rows cost 30-80 ms here where counting them cost 3-5 ms.
 
-So on a store of `POSTINGS_MIN` documents or more, when the filter admits every document, the
-pool is ranked in numpy from postings read out of FTS5 (`cairn.store.sqlite.postings_index`):
-the same `bm25()` scores over every match, in a few ms. Otherwise (a filter that refuses some
-document, a term that may not be one FTS5 token) the rows ranked by FTS5 are bounded the way
+So on a store of `POSTINGS_MIN` documents or more the pool is ranked in numpy from postings
+read out of FTS5 (`cairn.store.sqlite.postings_index`): the same `bm25()` scores over every
+match, in a few ms, the documents a filter refuses masked out before the cut
+(`postings_filter`). Otherwise (a term that may not be one FTS5 token, a smaller store) the
+rows ranked by FTS5 are bounded the way
 `cairn.store.lexical_bound` plans (rows holding a rare query term, or several of the common
 ones), and when the pool comes out short the exact query runs. Stores under `LARGE_STORE`
 documents (every LoCoMo conversation) never take either path.
@@ -64,8 +65,8 @@ def candidates(
     if not distinct:
         return []
     everything = _admits_everything(conn, filt, cache)
-    if postings is not None and everything and _document_count(conn, cache) >= POSTINGS_MIN:
-        ranked = postings.ranked(conn, distinct, limit)
+    if postings is not None and _document_count(conn, cache) >= POSTINGS_MIN:
+        ranked = postings.ranked(conn, distinct, limit, None if everything else filt)
         if ranked is not None:
             return _documents(conn, [memory_id for memory_id, _ in ranked])
     pruned = _pruned_expression(conn, distinct, cache)
@@ -224,16 +225,16 @@ def document_frequencies(
 ) -> dict[str, int]:
     """Documents holding each term among those the filter admits, cached per (filter, term).
 
-    When the filter admits every document, the postings pool counts them on a large store and
-    FTS5 counts a term's doclist alone on a smaller one; otherwise each match is looked up in
-    `memories` (tens of ms for a common word at 100k)."""
+    On a large store the postings pool counts them (through the filter's mask when it refuses
+    some document); on a smaller one FTS5 counts a term's doclist alone when the filter admits
+    every document, and otherwise looks each match up in `memories`."""
     everything = _admits_everything(conn, filt, cache)
     where, params = filter_sql(filt)
     found: dict[str, int] = {}
     missing = [term for term in dict.fromkeys(terms) if (filt, term) not in cache]
-    large = bool(missing) and everything and _document_count(conn, cache) >= POSTINGS_MIN
+    large = bool(missing) and _document_count(conn, cache) >= POSTINGS_MIN
     if postings is not None and large:
-        counted = postings.frequencies(conn, missing)
+        counted = postings.frequencies(conn, missing, None if everything else filt)
         for term, held in (counted or {}).items():
             cache[(filt, term)] = held
     for term in dict.fromkeys(terms):

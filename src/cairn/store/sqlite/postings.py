@@ -14,7 +14,8 @@ for each query phrase, `f` is the sum of the weights of the columns of its hits 
 where `D` is the row's size in tokens over all columns, `avgdl` the table's tokens over its
 rows, and `idf = log((N - n + 0.5) / (n + 0.5))` with `N` the table's rows and `n` those holding
 the phrase, floored at 1e-6 when not positive. FTS5 returns `-score`. The statistics are the
-whole table's, which is why the pool serves only a filter that admits every document.
+whole table's, as FTS5's are under any filter: a filter that refuses some documents is a mask
+over the pool's positions (`postings_filter`), applied to the scored matches before the cut.
 
 The postings come from FTS5 itself (`postings_index`), so a term is what FTS5's tokenizer made
 of the text. `Postings` is one snapshot (immutable, possibly mapped from a saved file);
@@ -47,6 +48,7 @@ _PLAIN = re.compile(r"[a-z0-9_]+\Z")
 
 Ints = npt.NDArray[np.int64]
 Counts = npt.NDArray[Any]  # (postings, FIELDS), an unsigned integer type
+Mask = npt.NDArray[np.bool_]  # one flag per position of a `Pool`
 
 
 @dataclass(frozen=True)
@@ -224,6 +226,11 @@ class Pool:
     def added(self) -> int:
         return len(self._added.ids)
 
+    @property
+    def ids(self) -> Ints:
+        """The memory id at each position: the snapshot's (ascending), then those added."""
+        return self._ids
+
     def remove(self, memory_id: int) -> None:
         """Mask the document of `memory_id` (nothing when none is held)."""
         position = self._slot.pop(memory_id, None)
@@ -286,13 +293,17 @@ class Pool:
         keep = self._alive[docs]
         return docs[keep], hits[keep]
 
-    def frequency(self, term: str) -> int:
-        """Live documents holding `term`."""
-        return int(self._matches(term)[0].shape[0])
+    def frequency(self, term: str, admitted: Mask | None = None) -> int:
+        """Live documents holding `term` (among the `admitted` positions, when given)."""
+        docs = self._matches(term)[0]
+        return int(docs.shape[0] if admitted is None else np.count_nonzero(admitted[docs]))
 
-    def top(self, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
+    def top(
+        self, terms: Sequence[str], limit: int, admitted: Mask | None = None
+    ) -> list[tuple[int, float]]:
         """The `limit` best documents for the distinct `terms` as (memory id, FTS5's `bm25()`
-        value), by ascending id; every match is ranked."""
+        value), by ascending id; every match is ranked, then those outside `admitted` (a mask
+        over the positions, when given) are dropped, as a filter joined to FTS5 drops them."""
         if self.documents <= 0 or limit <= 0:
             return []
         rows, avgdl = float(self.documents), float(self.tokens) / float(self.documents)
@@ -306,7 +317,10 @@ class Pool:
             idf = idf if idf > 0.0 else IDF_FLOOR
             size = self._length[docs].astype(np.float64)
             scores[docs] += idf * ((hits * (K1 + 1.0)) / (hits + K1 * (1 - B + B * size / avgdl)))
-        matched = self._best(np.flatnonzero(scores > 0.0), scores, limit)
+        matched = np.flatnonzero(scores > 0.0)
+        if admitted is not None:
+            matched = matched[admitted[matched]]
+        matched = self._best(matched, scores, limit)
         order = np.argsort(self._ids[matched], kind="stable")
         chosen = matched[order]
         return [(int(i), -float(s)) for i, s in zip(self._ids[chosen], scores[chosen], strict=True)]

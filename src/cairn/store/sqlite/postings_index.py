@@ -9,16 +9,17 @@ last applied name the documents written or deleted since; each is masked and, wh
 exists, re-read from FTS5's content and tokenized by a private in-memory FTS5 table declared
 exactly as the store's `lexical` (its CREATE statement), so no token is made by Python.
 
-The pool is rebuilt when the store's `epoch` moves (a purge moves it: the pool then holds no
-word of a purged memory), when the log has a gap (more than its 50,000 rows were written since)
-or runs behind the pool (a file restored from a backup), when the documents appended or masked
-since the build pass 5% of the store, and when its count of documents parts from the store's
-(`lexical_totals`). The statistics (documents, tokens) are kept exact through every change, so
-the averages cannot drift.
+The pool is rebuilt when the store's `lexepoch` moves (a purge moves it: the pool then holds
+no word of a purged memory), when the log has a gap (more than its 50,000 rows were written
+since) or runs behind the pool (a file restored from a backup), when the documents appended or
+masked since the build pass 5% of the store, and when its count of documents parts from the
+store's (`lexical_totals`). A status change moves `epoch` (the dense caches reload) but not the
+pool: a filter's statuses are read from `memories` (`postings_filter`). The statistics
+(documents, tokens) are kept exact through every change, so the averages cannot drift.
 
 A pool of `PERSIST_MIN` documents or more is saved under `<store>-dense/` (`postings_files`)
-and mapped by the next process when the store's identity and epoch are those it was saved at;
-purge deletes that folder (`dense_files.drop`), so no saved file keeps a purged word.
+and mapped by the next process when the store's identity and `lexepoch` are those it was saved
+at; purge deletes that folder (`dense_files.drop`), so no saved file keeps a purged word.
 """
 
 from __future__ import annotations
@@ -33,10 +34,11 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from cairn.store.base import LEXICAL_FIELDS
+from cairn.store.base import LEXICAL_FIELDS, MemoryFilter
 from cairn.store.sqlite import dense_files, postings_files
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.postings import Built, Pool, from_instances
+from cairn.store.sqlite.postings_filter import Admissions
 
 PERSIST_MIN = dense_files.PERSIST_MIN
 REBUILD_SHARE = 0.05  # appended + masked documents, over the store's, that make a rebuild
@@ -58,58 +60,82 @@ class PostingsIndex:
         self._offset = 0
         self._tokenizer: sqlite3.Connection | None = None
         self._unreadable: tuple[str, int] | None = None
+        self._admissions = Admissions()
 
     def ranked(
-        self, conn: sqlite3.Connection, terms: Sequence[str], limit: int
+        self,
+        conn: sqlite3.Connection,
+        terms: Sequence[str],
+        limit: int,
+        filt: MemoryFilter | None = None,
     ) -> list[tuple[int, float]] | None:
         """The `limit` best documents for `terms` by FTS5's `bm25()` with the pool's weights
-        (memory id, score), ascending by id; None when a term may not be one FTS5 token (the
-        caller asks FTS5)."""
+        (memory id, score), ascending by id, among those `filt` admits (None: every one); None
+        when a term may not be one FTS5 token (the caller asks FTS5)."""
         with self._lock:
-            pool, built = self._synced(conn)
-            found = None
-            if pool is not None and all(pool.knows(term) for term in terms):
-                found = pool.top(terms, limit)
+            keep = not conn.in_transaction
+            with self._current(conn) as (pool, built):
+                found = None
+                if pool is not None and all(pool.knows(term) for term in terms):
+                    if filt is None:
+                        found = pool.top(terms, limit)
+                    else:
+                        found = self._admissions.top(conn, pool, filt, terms, limit, keep=keep)
         self._save(conn, built)
         return found
 
-    def frequencies(self, conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int] | None:
-        """Documents holding each term, or None when a term may not be one FTS5 token."""
+    def frequencies(
+        self, conn: sqlite3.Connection, terms: Sequence[str], filt: MemoryFilter | None = None
+    ) -> dict[str, int] | None:
+        """Documents holding each term (among those `filt` admits, when given), or None when a
+        term may not be one FTS5 token."""
         with self._lock:
-            pool, built = self._synced(conn)
-            found = None
-            if pool is not None and all(pool.knows(term) for term in terms):
-                found = {term: pool.frequency(term) for term in terms}
+            keep = not conn.in_transaction
+            with self._current(conn) as (pool, built):
+                found = None
+                if pool is not None and all(pool.knows(term) for term in terms):
+                    mask = None
+                    if filt is not None:
+                        mask = self._admissions.mask(conn, pool, filt, keep=keep)
+                    found = {term: pool.frequency(term, mask) for term in terms}
         self._save(conn, built)
         return found
+
+    @contextmanager
+    def _current(self, conn: sqlite3.Connection) -> Iterator[tuple[Pool | None, Built | None]]:
+        """The pool as the store is (and a snapshot just built, to save), with the snapshot it
+        was brought up to held open, so what the caller reads next agrees with it: the
+        caller's transaction, or a read transaction of its own."""
+        if conn.in_transaction:
+            yield self._unchanged(conn), None
+            return
+        with _snapshot(conn):
+            yield self._synced(conn)
 
     def _synced(self, conn: sqlite3.Connection) -> tuple[Pool | None, Built | None]:
-        """The pool, brought up to the store (and a snapshot just built, to save)."""
-        if conn.in_transaction:
-            return self._unchanged(conn), None
-        with _snapshot(conn):
-            epoch = dense_files.store_epoch(conn)
-            low, high = _log_bounds(conn)
-            docs = int(conn.execute("SELECT docs FROM lexical_totals").fetchone()[0])
-            same = self._pool is not None and self._epoch == epoch
-            if same and self._advance(conn, low, high, docs):
+        """The pool, brought up to the store, inside a read transaction."""
+        epoch = pool_epoch(conn)
+        low, high = _log_bounds(conn)
+        docs = int(conn.execute("SELECT docs FROM lexical_totals").fetchone()[0])
+        same = self._pool is not None and self._epoch == epoch
+        if same and self._advance(conn, low, high, docs):
+            return self._pool, None
+        saved = postings_files.load(self._path, epoch)
+        if saved is not None and _continues(conn, saved, low):
+            self._adopt(saved)
+            if self._advance(conn, low, high, docs):
                 return self._pool, None
-            saved = postings_files.load(self._path, epoch)
-            if saved is not None and _continues(conn, saved, low):
-                self._adopt(saved)
-                if self._advance(conn, low, high, docs):
-                    return self._pool, None
-            self._pool = None
-            if self._unreadable == (epoch, high):
-                return None, None
-            try:
-                built = _build(conn, epoch, high, docs)
-            except ValueError:
-                # An index this code cannot read: FTS5 answers, until the store changes.
-                self._unreadable = (epoch, high)
-                return None, None
-            self._adopt(built)
-            return self._pool, built
+        self._pool = None
+        if self._unreadable == (epoch, high):
+            return None, None
+        try:
+            built = _build(conn, epoch, high, docs)
+        except ValueError:
+            # An index this code cannot read: FTS5 answers, until the store changes.
+            self._unreadable = (epoch, high)
+            return None, None
+        self._adopt(built)
+        return self._pool, built
 
     def _unchanged(self, conn: sqlite3.Connection) -> Pool | None:
         """The pool, if the caller's transaction sees the store exactly as the pool holds it.
@@ -117,7 +143,7 @@ class PostingsIndex:
         The pool only ever takes in committed writes: one applied from inside a transaction
         that then rolled back would leave it holding a document the store does not, while the
         next write reuses the sequence numbers and is never applied."""
-        if self._pool is None or dense_files.store_epoch(conn) != self._epoch:
+        if self._pool is None or pool_epoch(conn) != self._epoch:
             return None
         docs = int(conn.execute("SELECT docs FROM lexical_totals").fetchone()[0])
         if _log_bounds(conn)[1] != self._seq or self._pool.documents + self._offset != docs:
@@ -197,7 +223,7 @@ class PostingsIndex:
         """Save a snapshot just built, when it is large, outside any read transaction."""
         if built is None or built.postings.ids.shape[0] < PERSIST_MIN:
             return
-        postings_files.save(self._path, built, lambda: dense_files.store_epoch(conn))
+        postings_files.save(self._path, built, lambda: pool_epoch(conn))
 
     def close(self) -> None:
         with self._lock:
@@ -216,6 +242,14 @@ def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
     finally:
         if conn.in_transaction:
             conn.execute("COMMIT")  # a read: nothing to keep or lose
+
+
+def pool_epoch(conn: sqlite3.Connection) -> str:
+    """The store's identity and `lexepoch`: what the pool, and a save of it, must match (a new
+    store made at the same path starts at 0 too; a save keyed by `epoch`, before there was a
+    `lexepoch`, matches neither)."""
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('store_id', 'lexepoch')"))
+    return f"{meta.get('store_id', '')}/lexical-{meta.get('lexepoch', '0')}"
 
 
 def _log_bounds(conn: sqlite3.Connection) -> tuple[int | None, int]:
