@@ -1,6 +1,7 @@
-"""The lexical totals and memory counts SQLite keeps by triggers (migration 0009) always equal
-what a scan of the rows gives, whatever sequence of writes, and the averages they answer are
-the ones the join computes."""
+"""The lexical totals and memory counts SQLite keeps by triggers (migration 0009), and the
+lexical lengths per (scope, status, open) group (migration 0011), always equal what a scan of
+the rows gives, whatever sequence of writes, and the averages they answer are the ones the
+join computes."""
 
 from __future__ import annotations
 
@@ -41,6 +42,22 @@ def _scanned(store: SqliteStore) -> tuple[tuple[int, ...], set[tuple[str, str, i
         "SELECT scope, status, until IS NULL, count(*) FROM memories GROUP BY 1, 2, 3"
     ).fetchall()
     return tuple(totals), {tuple(row) for row in counts}
+
+
+_GROUP_SCAN = (
+    "SELECT m.scope, m.status, m.until IS NULL, count(*), sum(l.content), sum(l.tags), "
+    "sum(l.source_ref), sum(l.reason), sum(l.context) "
+    "FROM lexical_lengths l JOIN memories m ON m.id = l.memory_id GROUP BY 1, 2, 3"
+)
+
+
+def _groups(store: SqliteStore) -> tuple[set[tuple[object, ...]], set[tuple[object, ...]]]:
+    """(the kept groups holding documents, the same from a scan); emptied groups must be zero."""
+    conn = store._db.get()
+    kept = conn.execute("SELECT * FROM lexical_groups").fetchall()
+    assert all(row[3:] == (0,) * 6 for row in kept if row[3] == 0), kept
+    scanned = {tuple(row) for row in conn.execute(_GROUP_SCAN)}
+    return {tuple(row) for row in kept if row[3] != 0}, scanned
 
 
 def _kept(store: SqliteStore) -> tuple[tuple[int, ...], set[tuple[str, str, int, int]]]:
@@ -89,12 +106,14 @@ def test_the_kept_totals_equal_a_scan_after_any_writes(
     for op in ops:
         _apply(store, ids, op)
         assert _kept(store) == _scanned(store)
-    filt = active("project:a")
+        kept, scanned = _groups(store)
+        assert kept == scanned
     conn = store._db.get()
-    joined = joined_averages(conn, "project:a")
-    found = lexical.averages(conn, filt, {})
-    assert found[0] == joined[0]
-    assert found[1:] == pytest.approx(joined[1:])
+    for scope in ("project:a", "project:b"):  # each refuses the other's memories, if any
+        joined = joined_averages(conn, scope)
+        found = lexical.averages(conn, active(scope), {})
+        assert found[0] == joined[0]
+        assert found[1:] == pytest.approx(joined[1:])
 
 
 def test_the_migration_counts_rows_written_before_it(tmp_path: Path) -> None:
@@ -128,3 +147,46 @@ def test_a_filter_that_refuses_a_memory_is_answered_by_the_join(tmp_path: Path) 
     assert lexical.averages(conn, active("project:a"), {})[0] == 1  # project:b is refused
     store.update_memory(second, {"status": "retired"})
     assert lexical.averages(conn, active("project:a", "project:b"), {})[0] == 1
+
+
+def test_a_length_row_written_before_its_memory_row_is_counted_once(tmp_path: Path) -> None:
+    """A copy loads the tables in its own order: the groups count an entry once both rows are
+    there, whichever came first, and take it out when either goes."""
+    store = SqliteStore(str(tmp_path / "m.db"))
+    first = store.add_memory(new_memory(content="a", scope="project:a"))
+    store.put_lexical(first, doc("alpha beta"))
+    with store._db.transaction() as tx:
+        tx.execute(
+            "INSERT INTO lexical_lengths (memory_id, content, tags, source_ref, reason, context) "
+            "VALUES (?, 3, 1, 0, 2, 0)",
+            (first + 1,),
+        )
+    assert _groups(store)[0] == _groups(store)[1]
+    second = store.add_memory(new_memory(content="b", scope="project:b"))
+    assert second == first + 1
+    kept, scanned = _groups(store)
+    assert kept == scanned and ("project:b", "active", 1, 1, 3, 1, 0, 2, 0) in kept
+    with store._db.transaction() as tx:
+        tx.execute("DELETE FROM memories WHERE id = ?", (second,))
+    assert _groups(store)[0] == _groups(store)[1]
+    assert lexical.averages(store._db.get(), active("project:b"), {})[0] == 0
+
+
+def test_migration_0011_counts_rows_written_before_it(tmp_path: Path) -> None:
+    path = str(tmp_path / "m.db")
+    store = SqliteStore(path)
+    for n, scope in enumerate(["project:a", "project:b", "project:a"]):
+        memory_id = store.add_memory(new_memory(content=f"m{n}", scope=scope))
+        store.put_lexical(memory_id, doc(f"word{n} and more"))
+    with store._db.transaction() as tx:  # as a store written before migration 0011 would be
+        tx.execute("DROP TABLE lexical_groups")
+        triggers = tx.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()
+        for (trigger,) in triggers:
+            if trigger.startswith("lexical_groups_"):
+                tx.execute(f"DROP TRIGGER {trigger}")
+        tx.execute("DELETE FROM schema_migrations WHERE version = 11")
+    store.close()
+    again = SqliteStore(path)
+    kept, scanned = _groups(again)
+    assert kept == scanned and sum(int(str(row[3])) for row in kept) == 3
+    assert lexical.averages(again._db.get(), active("project:a"), {})[0] == 2

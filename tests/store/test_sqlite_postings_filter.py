@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from tests.storekit import T0, at, new_memory
 
 from cairn.store.base import LexicalDoc, MemoryFilter
-from cairn.store.sqlite import lexical, postings_filter
+from cairn.store.sqlite import lexical, postings_filter, postings_index
 from cairn.store.sqlite.sql import filter_sql, match_expression
 from cairn.store.sqlite.store import SqliteStore
 
@@ -244,3 +244,35 @@ def test_another_process_forgets_and_the_pool_refuses_it(store: SqliteStore) -> 
     assert [row.memory_id for row in store.lexical_candidates(filt, ["alpha"], 3)] == ids[:3]
     _agrees(store, filt, ["alpha"], 3)
     _agrees(store, MemoryFilter(scopes=("project:a",), tags=("red",)), ["alpha"], 3)
+
+
+def test_a_kept_mask_extended_over_appended_documents_is_the_mask_anew(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a `remember` (only `lexgen` moves) the kept mask is extended, not recomputed: it
+    must be what a fresh computation gives. The winners' re-check would hide a wrong one from
+    the ranking, so the mask itself is compared."""
+    monkeypatch.setattr(postings_index, "REBUILD_SHARE", 100.0)  # the pool takes the appends
+    for n in range(4):
+        _add(store, (SCOPES[n % 2], "fact", [], 0, "alpha beta", ""))
+    filt = MemoryFilter(scopes=("project:a", "global"))
+    _agrees(store, filt, ["alpha"], 10)
+    kept = store._postings._admissions._kept[filt]
+    for n in range(7):
+        _add(store, (SCOPES[n % 3], "fact", [], n, "alpha gamma", ""))
+    # The counts first: they read the mask with no re-check of winners behind them.
+    conn = store._db.get()
+    assert store._postings.frequencies(conn, ["alpha"], filt) == {"alpha": 2 + 5}
+    extended = store._postings._admissions._kept[filt]
+    pool = store._postings._pool
+    assert pool is not None and extended.pool() is pool and extended.mask is not kept.mask
+    anew = postings_filter._mask_of(postings_filter._admitted(conn, filt), pool.ids)
+    assert extended.positions == pool.ids.shape[0] == 11
+    assert np.array_equal(extended.mask, anew) and int(anew.sum()) == 2 + 5
+    _agrees(store, filt, ["alpha"], 10)
+    store.update_memory(1, {"status": "resting"})  # `epoch` moves: computed anew
+    _agrees(store, filt, ["alpha"], 10)
+    assert np.array_equal(
+        store._postings._admissions._kept[filt].mask,
+        postings_filter._mask_of(postings_filter._admitted(conn, filt), pool.ids),
+    )

@@ -210,7 +210,7 @@ NOT_COPIED = frozenset(
         "lexical_totals",  # SQLite: kept by triggers on lexical_lengths
         "lexical_log",  # SQLite: kept by triggers on lexical_lengths
         "memory_counts",  # SQLite: kept by triggers on memories
-        "lexical_groups",  # PostgreSQL: kept by triggers on lexical and memories
+        "lexical_groups",  # both: kept by triggers on the lexical rows and memories
         "lexical_terms",  # PostgreSQL: kept by triggers on lexical and memories
         "vector_indexes",  # PostgreSQL: HNSW indexes, built by finish_load
         "sqlite_sequence",  # SQLite: moved by explicit ids and advance_sequences

@@ -8,8 +8,11 @@ so the mask is kept per filter while the store's `epoch` and `lexgen` read the s
 to a column a filter reads moves one of them (`FILTERED_COLUMNS` and imports move `epoch`,
 tags and every lexical write move `lexgen`, a purge both), in whichever process. They are read
 in the snapshot the pool was brought up to, so the mask and the postings describe one state of
-the store. Inside a caller's transaction nothing is kept: a write there that rolls back would
-leave a set under counters that a later commit reuses for other rows.
+the store. When only `lexgen` moved (the same `epoch`, a filter naming no tags), no memory's
+admission changed, so the kept mask is extended over the documents appended since, looked up by
+id: a `remember` does not cost the next recall the whole query. Inside a caller's transaction
+nothing is kept: a write there that rolls back would leave a set under counters that a later
+commit reuses for other rows.
 
 The generation counters are the cache's key, not the promise: the winners are checked against
 `memories` in the same snapshot, and one the filter refuses (a writer that moved no counter)
@@ -73,19 +76,28 @@ class Admissions:
         """Whether `filt` admits the document at each position of `pool`."""
         generation = _generation(conn)
         kept = self._kept.get(filt)
-        if (
-            kept is not None
-            and kept.generation == generation
-            and kept.pool() is pool
-            and kept.positions == pool.ids.shape[0]
-        ):
-            return kept.mask
+        positions = int(pool.ids.shape[0])
+        if kept is not None and kept.pool() is pool and kept.positions <= positions:
+            if kept.generation == generation and kept.positions == positions:
+                return kept.mask
+            if kept.generation[0] == generation[0] and filt.tags is None:
+                # The same epoch: no memory's status, until, type or dates moved, so only the
+                # documents appended since (a `remember` moves `lexgen`) need looking up.
+                fresh = pool.ids[kept.positions :]
+                extra = _mask_of(_admitted_among(conn, filt, fresh), fresh)
+                mask = np.concatenate([kept.mask, extra])
+                if keep:
+                    self._keep(filt, _Kept(generation, weakref.ref(pool), positions, mask))
+                return mask
         mask = _mask_of(_admitted(conn, filt), pool.ids)
         if keep:
-            if filt not in self._kept and len(self._kept) >= FILTERS_KEPT:
-                self._kept.pop(next(iter(self._kept)))  # the oldest filter
-            self._kept[filt] = _Kept(generation, weakref.ref(pool), int(pool.ids.shape[0]), mask)
+            self._keep(filt, _Kept(generation, weakref.ref(pool), positions, mask))
         return mask
+
+    def _keep(self, filt: MemoryFilter, kept: _Kept) -> None:
+        if filt not in self._kept and len(self._kept) >= FILTERS_KEPT:
+            self._kept.pop(next(iter(self._kept)))  # the oldest filter
+        self._kept[filt] = kept
 
 
 def _generation(conn: sqlite3.Connection) -> tuple[str, str]:
@@ -103,6 +115,22 @@ def _admitted(conn: sqlite3.Connection, filt: MemoryFilter) -> Ints:
     if not text:
         return np.zeros(0, dtype=np.int64)
     return np.sort(np.fromstring(text, dtype=np.int64, sep=","))
+
+
+def _admitted_among(conn: sqlite3.Connection, filt: MemoryFilter, ids: Ints) -> Ints:
+    """Those of `ids` that `filt` admits, ascending."""
+    where, params = filter_sql(filt)
+    found: list[int] = []
+    for chunk in SQLITE.chunks([int(i) for i in ids.tolist()]):
+        found += [
+            int(row[0])
+            for row in conn.execute(
+                f"SELECT m.id FROM memories m WHERE {where} "
+                f"AND m.id IN ({', '.join('?' for _ in chunk)})",
+                (*params, *chunk),
+            )
+        ]
+    return np.sort(np.asarray(found, dtype=np.int64))
 
 
 def _mask_of(admitted: Ints, positions: Ints) -> Mask:
