@@ -180,6 +180,7 @@ def test_migration_0011_counts_rows_written_before_it(tmp_path: Path) -> None:
         store.put_lexical(memory_id, doc(f"word{n} and more"))
     with store._db.transaction() as tx:  # as a store written before migration 0011 would be
         tx.execute("DROP TABLE lexical_groups")
+        tx.execute("DROP VIEW lexical_group_moves")  # and its INSTEAD OF trigger
         triggers = tx.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()
         for (trigger,) in triggers:
             if trigger.startswith("lexical_groups_"):
