@@ -95,6 +95,12 @@ class MemoryFilter:
     since: datetime | None = None  # occurred_at >= since
     until: datetime | None = None  # occurred_at <= until
 
+    @property
+    def scopes_and_statuses_only(self) -> bool:
+        """Whether the filter is scopes and statuses alone (current memories only): what the
+        counts both backends keep per (scope, status, open) answer exactly."""
+        return (self.as_of, self.types, self.tags, self.since, self.until) == (None,) * 5
+
 
 @dataclass(frozen=True, slots=True)
 class LexicalDoc:

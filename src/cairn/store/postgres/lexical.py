@@ -260,17 +260,12 @@ class StatsCache:
         return LexicalStats.counted(averages, frequency), int(total)
 
 
-def _grouped(filt: MemoryFilter) -> bool:
-    """Whether the filter is scopes and statuses alone: the kept counts answer it exactly."""
-    return (filt.as_of, filt.types, filt.tags, filt.since, filt.until) == (None,) * 5
-
-
 def _group_params(filt: MemoryFilter) -> dict[str, Any]:
     return {"f_scopes": list(filt.scopes), "f_statuses": list(filt.statuses)}
 
 
 def _averages(conn: Conn, filt: MemoryFilter) -> tuple[float, ...]:
-    if _grouped(filt):
+    if filt.scopes_and_statuses_only:
         row = conn.execute(_GROUP_AVERAGES, _group_params(filt)).fetchone()
     else:
         where, params = filter_sql(filt)
@@ -281,7 +276,7 @@ def _averages(conn: Conn, filt: MemoryFilter) -> tuple[float, ...]:
 
 
 def _frequencies(conn: Conn, filt: MemoryFilter, terms: list[str]) -> dict[str, int]:
-    if _grouped(filt):
+    if filt.scopes_and_statuses_only:
         lexemes = {lexeme(term): term for term in terms}
         rows = conn.execute(
             _GROUP_FREQUENCIES, {**_group_params(filt), "terms": list(lexemes)}

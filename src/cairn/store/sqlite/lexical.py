@@ -171,17 +171,11 @@ _GROUP_SUMS = (
 )
 
 
-def _grouped(filt: MemoryFilter) -> bool:
-    """Whether the filter is scopes and statuses alone (current memories only): the counts
-    the triggers keep per (scope, status, open) answer it exactly."""
-    return (filt.as_of, filt.types, filt.tags, filt.since, filt.until) == (None,) * 5
-
-
 def _refuses_some(conn: sqlite3.Connection, filt: MemoryFilter) -> bool:
     """Whether the filter refuses any memory. A filter of scopes and statuses alone is read off
     the counts the triggers keep per (scope, status, open); any other walks the memories until
     it meets one it refuses (all of them, when it refuses none)."""
-    if _grouped(filt):
+    if filt.scopes_and_statuses_only:
         scopes, statuses = list(filt.scopes), list(filt.statuses)
         return bool(
             conn.execute(
@@ -211,7 +205,8 @@ def averages(conn: sqlite3.Connection, filt: MemoryFilter, cache: dict[Any, Any]
         # A fresh process pays this once per filter, and any process again after each write:
         # joining 100k rows costs 35 ms quiet and ~0.7 s under load, while the totals and the
         # per-group sums (migration 0011) are a few rows.
-        if _grouped(filt) and _refuses_some(conn, filt):
+        refuses = _refuses_some(conn, filt)
+        if refuses and filt.scopes_and_statuses_only:
             scopes, statuses = list(filt.scopes), list(filt.statuses)
             found = conn.execute(
                 f"{_GROUP_SUMS} WHERE open = 1 AND scope IN ({', '.join('?' for _ in scopes)}) "
@@ -220,7 +215,7 @@ def averages(conn: sqlite3.Connection, filt: MemoryFilter, cache: dict[Any, Any]
             ).fetchone()
             if not found[0]:
                 found = (0, None, None, None, None, None)  # what avg() over no row gives
-        elif _refuses_some(conn, filt):
+        elif refuses:
             found = conn.execute(
                 f"SELECT {columns} FROM lexical_lengths l JOIN memories m "
                 f"ON m.id = l.memory_id WHERE {where}",

@@ -121,7 +121,7 @@ def _admitted_among(conn: sqlite3.Connection, filt: MemoryFilter, ids: Ints) -> 
     """Those of `ids` that `filt` admits, ascending."""
     where, params = filter_sql(filt)
     found: list[int] = []
-    for chunk in SQLITE.chunks([int(i) for i in ids.tolist()]):
+    for chunk in SQLITE.chunks(ids.tolist()):
         found += [
             int(row[0])
             for row in conn.execute(
@@ -151,14 +151,5 @@ def _mask_of(admitted: Ints, positions: Ints) -> Mask:
 
 def _all_admitted(conn: sqlite3.Connection, filt: MemoryFilter, ids: list[int]) -> bool:
     """Whether `filt` admits every one of `ids`, read from `memories` itself."""
-    where, params = filter_sql(filt)
-    held = 0
-    for chunk in SQLITE.chunks(ids):
-        held += int(
-            conn.execute(
-                f"SELECT count(*) FROM memories m WHERE {where} "
-                f"AND m.id IN ({', '.join('?' for _ in chunk)})",
-                (*params, *chunk),
-            ).fetchone()[0]
-        )
-    return held == len(set(ids))
+    wanted = np.asarray(sorted(set(ids)), dtype=np.int64)
+    return int(_admitted_among(conn, filt, wanted).shape[0]) == int(wanted.shape[0])
