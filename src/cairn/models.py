@@ -35,6 +35,17 @@ _PERMANENT_TYPES = frozenset({"preference", "decision", "constraint", "instructi
 _EPISODIC_TYPES = frozenset({"task", "open_question"})
 
 
+# The standing sections every brief opens with, whatever the task: (name, types or None for
+# any, pinned only). The session brief and the session-start brief list the same ones.
+STANDING_SECTIONS: tuple[tuple[str, tuple[str, ...] | None, bool], ...] = (
+    ("pinned", None, True),
+    ("constraints", ("constraint",), False),
+    ("warnings", ("warning",), False),
+    ("instructions", ("instruction",), False),
+    ("preferences", ("preference",), False),
+)
+
+
 def default_durability(memory_type: str) -> str:
     if memory_type in _PERMANENT_TYPES:
         return "permanent"

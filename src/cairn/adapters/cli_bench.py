@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 
-from cairn.adapters.cli_common import reports_errors
+from cairn.adapters.cli_common import option_group, reports_errors
 from cairn.config import Settings
 
 
@@ -31,18 +29,15 @@ locomo_data_option = click.option(
 )
 
 
-def locomo_source_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--data (a folder or locomo10.json), --mode and --conversation, for the LoCoMo benches."""
-    for option in reversed((
-        click.option("--data", "data", required=True, type=click.Path(exists=True, path_type=Path),
-                     help="LoCoMo data: a folder of conversation files (*.json) or locomo10.json "
-                     "itself."),
-        click.option("--mode", type=click.Choice(["turns", "observations"]), default="turns"),
-        click.option("--conversation", "conversations", multiple=True,
-                     help="Only these (file stems)."),
-    )):  # fmt: skip
-        command = option(command)
-    return command
+# --data (a folder or locomo10.json), --mode and --conversation, for the LoCoMo benches.
+locomo_source_options = option_group(
+    click.option("--data", "data", required=True, type=click.Path(exists=True, path_type=Path),
+                 help="LoCoMo data: a folder of conversation files (*.json) or locomo10.json "
+                 "itself."),
+    click.option("--mode", type=click.Choice(["turns", "observations"]), default="turns"),
+    click.option("--conversation", "conversations", multiple=True,
+                 help="Only these (file stems)."),
+)  # fmt: skip
 
 
 @bench.command()

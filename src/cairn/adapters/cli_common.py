@@ -91,9 +91,19 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON."
 session_option = click.option("--session-id", help="The open session (from `cairn activate`).")
 
 
-def located(func: F) -> F:
-    """The `--scope` and `--cwd` options: where a command acts."""
-    return scope_option(cwd_option(func))
+def option_group(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """Several options as one decorator, shown in `--help` in the order given."""
+
+    def apply(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return apply
+
+
+# The `--scope` and `--cwd` options: where a command acts.
+located = option_group(scope_option, cwd_option)
 
 
 def reply(result: T, as_json: bool, lines: Callable[[T], None]) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cairn.adapters.cli_common import reports_errors
+from cairn.adapters.cli_common import option_group, reports_errors
 from cairn.config import Settings
 from cairn.errors import InvalidInput
 
@@ -88,16 +88,13 @@ def http_options(
                 click.echo(listening.token)
             command(listening=listening, **rest)
 
-        options = (
+        options = option_group(
             click.option("--host", help=HOST_HELP),
             click.option("--port", type=int, help=port_help),
             click.option("--token", help=token_help),
             click.option("--new-token", is_flag=True, help=new_token_help),
             click.option("--cors-origin", "cors_origins", multiple=True, help=cors_help),
         )
-        wrapped: Callable[..., None] = reports_errors(settled)
-        for option in reversed(options):
-            wrapped = option(wrapped)
-        return wrapped
+        return options(reports_errors(settled))
 
     return decorate

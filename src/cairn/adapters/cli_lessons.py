@@ -25,6 +25,7 @@ from cairn.adapters.cli_common import (
     json_option,
     located,
     opened,
+    option_group,
     reply,
     reports_errors,
     scope_option,
@@ -110,17 +111,15 @@ def print_lessons(result: LessonsResult) -> None:
         click.echo(f"({result.repeated} already given in this session, {result.muted} muted)")
 
 
-def _rule_options(command: Any) -> Any:
-    for option in (
-        click.option("--type", "mtype", help="A memory type (warning, lesson, ...)."),
-        click.option("--tag", help="A tag."),
-        click.option("--path", help="A path or glob relative to the repository root."),
-        scope_option,
-        cwd_option,
-        json_option,
-    ):
-        command = option(command)
-    return command
+# Listed as `--help` shows them.
+_rule_options = option_group(
+    json_option,
+    cwd_option,
+    scope_option,
+    click.option("--path", help="A path or glob relative to the repository root."),
+    click.option("--tag", help="A tag."),
+    click.option("--type", "mtype", help="A memory type (warning, lesson, ...)."),
+)
 
 
 @lessons.command("mute")
@@ -165,15 +164,12 @@ def print_rules(rules: list[MuteRule]) -> None:
         click.echo(f"{rule.kind} {rule.value}  ({rule.scope}, since {rule.created_at:%Y-%m-%d})")
 
 
-def _person_options(command: Any) -> Any:
-    for option in (
-        click.option("--person", help="Who confirms (default: CAIRN_PERSON, else your login)."),
-        scope_option,
-        cwd_option,
-        json_option,
-    ):
-        command = option(command)
-    return command
+_person_options = option_group(
+    json_option,
+    cwd_option,
+    scope_option,
+    click.option("--person", help="Who confirms (default: CAIRN_PERSON, else your login)."),
+)
 
 
 @click.command()

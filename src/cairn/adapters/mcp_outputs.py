@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from cairn.models import (
+    STANDING_SECTIONS,
     Event,
     EvidenceRecord,
     Hit,
@@ -37,7 +38,7 @@ SCORE_DIGITS = 3
 
 
 # The brief's standing groups of memories, each item {ref, type, summary, ...}.
-_STANDING = ("pinned", "constraints", "warnings", "instructions", "preferences")
+_STANDING = tuple(name for name, _, _ in STANDING_SECTIONS)
 
 
 def lean(value: Any) -> Any:

@@ -20,20 +20,13 @@ from pathlib import Path
 from cairn.context import Context
 from cairn.lessons.models import StartBrief
 from cairn.lessons.select import eligible
-from cairn.models import Memory
+from cairn.models import STANDING_SECTIONS, Memory
 from cairn.records.lessons import MuteRule
 from cairn.sessions.branch import branch_brief
 
 START_BUDGET_CHARS = 4_000
 SECTION_LIMIT = 6
 SUMMARY_CHARS = 200
-_SECTIONS: tuple[tuple[str, tuple[str, ...] | None, bool], ...] = (
-    ("Pinned", None, True),
-    ("Constraints", ("constraint",), False),
-    ("Warnings", ("warning",), False),
-    ("Instructions", ("instruction",), False),
-    ("Preferences", ("preference",), False),
-)
 GUIDE = (
     "cairn gives lessons before tool calls that touch what a memory is about. When a lesson "
     "asks whether a memory still holds, answer with confirm(ref) or correct(ref, ...). Call "
@@ -56,7 +49,7 @@ def start_brief(
     left = START_BUDGET_CHARS
     lines = [f"cairn memory for {scope} (session start)."]
     refs: list[str] = []
-    for title, types, pinned in _SECTIONS:
+    for name, types, pinned in STANDING_SECTIONS:
         found = ctx.store.select_memories(
             scopes, types=types, pinned_only=pinned, limit=SECTION_LIMIT * 2
         )
@@ -69,7 +62,7 @@ def start_brief(
             refs.append(ref)
             left -= len(line) + 1
         if section:
-            lines += [f"{title}:", *section]
+            lines += [f"{name.capitalize()}:", *section]
     branch = _branch(checkout)
     if branch and len(branch) < left:
         lines.append(branch)

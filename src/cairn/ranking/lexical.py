@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -268,19 +268,25 @@ class BM25F:
         Term frequencies are counted per query term with `list.count` (in C) rather than by
         building a Counter of every field: queries are a handful of terms, fields are short.
         """
-        weighted: list[tuple[float, Sequence[str]]] = []
-        for name, weight in self.field_weights.items():
-            tokens = doc.fields.get(name)
-            if not tokens:
-                continue
-            avg = self.stats.avg_field_len.get(name) or 1.0
-            weighted.append((weight / (1.0 - self.b + self.b * len(tokens) / avg), tokens))
+        weighted = list(self._scaled_fields(doc))
         total = 0.0
         for term in terms:
             tf = sum(scale * _count(tokens, term) for scale, tokens in weighted)
             if tf:
-                total += self.idf(term) * tf * (self.k1 + 1.0) / (self.k1 + tf)
+                total += self.from_weight(term, tf)
         return total
+
+    def _scale(self, name: str, weight: float, length: int) -> float:
+        """BM25F's length normalisation: a field's weight against its length and the average."""
+        avg = self.stats.avg_field_len.get(name) or 1.0
+        return weight / (1.0 - self.b + self.b * length / avg)
+
+    def _scaled_fields(self, doc: AnalysedDoc) -> Iterator[tuple[float, Sequence[str]]]:
+        """Each non-empty field's tokens, with its length-normalised weight."""
+        for name, weight in self.field_weights.items():
+            tokens = doc.fields.get(name)
+            if tokens:
+                yield self._scale(name, weight, len(tokens)), tokens
 
     def score_joined(
         self, terms: Sequence[str], fields: Mapping[str, str], idf: Mapping[str, float]
@@ -293,7 +299,7 @@ class BM25F:
         A recall scores a few hundred candidates whose long `context` field rarely holds a
         query term, so most fields are skipped after a substring test.
         """
-        k1, b = self.k1, self.b
+        k1 = self.k1
         tf: dict[str, float] = {}
         for name, weight in self.field_weights.items():
             text = fields.get(name)
@@ -305,8 +311,7 @@ class BM25F:
             # Whole-token counts without splitting: with every separator doubled, " term "
             # occurrences never overlap, so str.count (in C) counts tokens exactly.
             padded = " " + text.replace(" ", "  ") + " "
-            avg = self.stats.avg_field_len.get(name) or 1.0
-            scale = weight / (1.0 - b + b * (text.count(" ") + 1) / avg)
+            scale = self._scale(name, weight, text.count(" ") + 1)
             for term in present:
                 count = padded.count(" " + term + " ")
                 if count:
@@ -320,12 +325,7 @@ class BM25F:
         with `from_weight` alone.
         """
         weights: dict[str, float] = {}
-        for name, weight in self.field_weights.items():
-            tokens = doc.fields.get(name)
-            if not tokens:
-                continue
-            avg = self.stats.avg_field_len.get(name) or 1.0
-            scale = weight / (1.0 - self.b + self.b * len(tokens) / avg)
+        for scale, tokens in self._scaled_fields(doc):
             for term, tf in Counter(tokens).items():
                 weights[term] = weights.get(term, 0.0) + scale * tf
         return weights

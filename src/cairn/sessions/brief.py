@@ -22,7 +22,7 @@ from pathlib import Path
 from cairn.code.brief import branch_brief as full_branch_brief
 from cairn.context import Context
 from cairn.errors import InvalidInput
-from cairn.models import Hit, Memory, NewEvent, ProcedureHit
+from cairn.models import STANDING_SECTIONS, Hit, Memory, NewEvent, ProcedureHit
 from cairn.ranking.feedback import memory_feedback_multiplier
 from cairn.ranking.recall import RecallQuery, Scored, retrieve
 from cairn.records.sessions import Retrieval, Session
@@ -41,14 +41,6 @@ RELEVANT_LIMIT = 8
 CONTENT_PREVIEW = 500
 ITEM_OVERHEAD = 40  # what a line's ref, type and punctuation cost beside its text
 MAX_TASK_CHARS = 2_000
-# (section, types, pinned only)
-_SECTIONS: tuple[tuple[str, tuple[str, ...] | None, bool], ...] = (
-    ("pinned", None, True),
-    ("constraints", ("constraint",), False),
-    ("warnings", ("warning",), False),
-    ("instructions", ("instruction",), False),
-    ("preferences", ("preference",), False),
-)
 
 
 @dataclass
@@ -165,7 +157,7 @@ def _check_task(task: object) -> str:
 def _sections(ctx: Context, scopes: Sequence[str]) -> tuple[dict[str, list[Memory]], bool]:
     out: dict[str, list[Memory]] = {}
     more = False
-    for name, types, pinned in _SECTIONS:
+    for name, types, pinned in STANDING_SECTIONS:
         found = ctx.store.select_memories(
             scopes, types=types, pinned_only=pinned, limit=SECTION_LIMIT + 1
         )
@@ -176,7 +168,7 @@ def _sections(ctx: Context, scopes: Sequence[str]) -> tuple[dict[str, list[Memor
 
 
 def _no_sections() -> dict[str, list[Memory]]:
-    return {name: [] for name, _, _ in _SECTIONS}
+    return {name: [] for name, _, _ in STANDING_SECTIONS}
 
 
 def _hits(
@@ -203,7 +195,7 @@ def _pack(
     hits: Sequence[Hit],
     procedures: Sequence[ProcedureHit],
 ) -> _Packed:
-    packed = _Packed(sections={name: [] for name, _, _ in _SECTIONS})
+    packed = _Packed(sections={name: [] for name, _, _ in STANDING_SECTIONS})
     seen: set[int] = set()
 
     def add_section(name: str) -> None:

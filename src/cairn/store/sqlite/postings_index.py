@@ -29,8 +29,9 @@ import json
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import TypeVar
 
 import numpy as np
 
@@ -39,6 +40,8 @@ from cairn.store.sqlite import dense_files, postings_files
 from cairn.store.sqlite.dialect import SQLITE
 from cairn.store.sqlite.postings import Built, Pool, from_instances
 from cairn.store.sqlite.postings_filter import Admissions
+
+T = TypeVar("T")
 
 PERSIST_MIN = dense_files.PERSIST_MIN
 REBUILD_SHARE = 0.05  # appended + masked documents, over the store's, that make a rebuild
@@ -72,32 +75,39 @@ class PostingsIndex:
         """The `limit` best documents for `terms` by FTS5's `bm25()` with the pool's weights
         (memory id, score), ascending by id, among those `filt` admits (None: every one); None
         when a term may not be one FTS5 token (the caller asks FTS5)."""
-        with self._lock:
-            keep = not conn.in_transaction
-            with self._current(conn) as (pool, built):
-                found = None
-                if pool is not None and all(pool.knows(term) for term in terms):
-                    if filt is None:
-                        found = pool.top(terms, limit)
-                    else:
-                        found = self._admissions.top(conn, pool, filt, terms, limit, keep=keep)
-        self._save(conn, built)
-        return found
+
+        def read(pool: Pool, keep: bool) -> list[tuple[int, float]]:
+            if filt is None:
+                return pool.top(terms, limit)
+            return self._admissions.top(conn, pool, filt, terms, limit, keep=keep)
+
+        return self._answer(conn, terms, read)
 
     def frequencies(
         self, conn: sqlite3.Connection, terms: Sequence[str], filt: MemoryFilter | None = None
     ) -> dict[str, int] | None:
         """Documents holding each term (among those `filt` admits, when given), or None when a
         term may not be one FTS5 token."""
+
+        def read(pool: Pool, keep: bool) -> dict[str, int]:
+            mask = None if filt is None else self._admissions.mask(conn, pool, filt, keep=keep)
+            return {term: pool.frequency(term, mask) for term in terms}
+
+        return self._answer(conn, terms, read)
+
+    def _answer(
+        self, conn: sqlite3.Connection, terms: Sequence[str], read: Callable[[Pool, bool], T]
+    ) -> T | None:
+        """`read(pool, keep)` on the pool brought up to the store, or None when there is no
+        pool or a term may not be one FTS5 token; a snapshot built on the way is saved after
+        the lock is let go. `keep` is False inside a caller's transaction, which may yet roll
+        back: what `read` works out there is not cached."""
         with self._lock:
             keep = not conn.in_transaction
             with self._current(conn) as (pool, built):
                 found = None
                 if pool is not None and all(pool.knows(term) for term in terms):
-                    mask = None
-                    if filt is not None:
-                        mask = self._admissions.mask(conn, pool, filt, keep=keep)
-                    found = {term: pool.frequency(term, mask) for term in terms}
+                    found = read(pool, keep)
         self._save(conn, built)
         return found
 
