@@ -258,3 +258,34 @@ def test_the_head_scan_and_tail_refinement_are_exact_on_a_large_cache(seed: int,
     best = positions[np.argsort(-scores, kind="stable")[:k]]
     truth = np.where(mask, rows @ query, -np.inf)
     assert np.allclose(np.sort(truth[best]), np.sort(truth)[-k:], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("name", "damage"),
+    [
+        ("head", np.zeros(7, np.float32)),  # flat
+        ("tail", np.zeros((3, 1), np.float32)),  # too few rows
+        ("head_residual", np.zeros((40, 2), np.float32)),  # not one norm per row
+        ("basis", np.zeros((5, 3), np.float32)),  # another embedder's dimensions
+    ],
+)
+def test_a_damaged_saved_projection_is_refitted(
+    tmp_path: Path,
+    name: str,
+    damage: np.ndarray,  # type: ignore[type-arg]
+) -> None:
+    path = str(tmp_path / "m.db")
+    first = SqliteStore(path)
+    vectors = _vectors(45, seed=11)
+    ids = _fill(first, vectors[:40])
+    own = dict(zip(ids, vectors[:40], strict=True))
+    filt = active("project:0", "project:1")
+    first.nearest(filt, "e", vectors[41], 3)  # fits, projects and saves
+    (saved,) = (tmp_path / "m.db-dense").rglob(f"{name}.npy")
+    np.save(saved, damage)
+    second = SqliteStore(path)  # another process: the projection on disk no longer fits
+    for query in vectors[40:45]:
+        assert [i for i, _ in second.nearest(filt, "e", query, 4)] == _exact(
+            second, own, filt, query, 4
+        )
+    assert _entry(second).pruned is not None and _entry(second).pruned.n == 40  # type: ignore[union-attr]

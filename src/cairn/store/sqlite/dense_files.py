@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import sqlite3
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from cairn.store.sqlite.pruned import head_columns
 
 PERSIST_MIN = 20_000  # rows; smaller caches reload from SQLite in well under 100 ms
 _ARRAYS = ("ids", "scope", "status", "mtype", "written", "occurred", "until")
@@ -97,24 +100,34 @@ def load(conn: sqlite3.Connection, db_path: str, identity: str, epoch: str) -> S
             window_rev=int(stamp["window_rev"]),
             window_positions=np.load(where / "window_positions.npy"),
             windows=np.load(where / "windows.npy"),
-            pruned=_load_pruned(where, int(arrays["ids"].shape[0])),
+            pruned=_load_pruned(where, int(arrays["ids"].shape[0]), int(matrix.shape[1])),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None  # missing, partial or foreign: SQLite is the truth, reload from it
 
 
-def _load_pruned(where: Path, count: int) -> dict[str, Any] | None:
+def _load_pruned(where: Path, count: int, dims: int) -> dict[str, Any] | None:
     """The saved projection, if this save has one for all its rows (else it is refitted: a save
     of the single `reduced.npy` written before the projection was split is refitted too)."""
     if not all((where / f"{name}.npy").exists() for name in _PRUNED):
         return None
     found = {name: np.load(where / f"{name}.npy", mmap_mode="r") for name in _PRUNED}
-    if any(found[name].shape[0] != count for name in _PRUNED if name != "basis"):
+    shapes = {name: found[name].shape for name in _PRUNED}
+    if any(len(shapes[name]) != 2 for name in ("basis", "head", "tail")):
         return None
-    basis = np.array(found["basis"])
-    if found["head"].shape[1] + found["tail"].shape[1] != basis.shape[1]:
+    if len(shapes["residual"]) != 1 or len(shapes["head_residual"]) != 1:
         return None
-    return found | {"basis": basis}
+    if shapes["basis"][0] != dims:
+        return None
+    if any(shapes[name][0] != count for name in _PRUNED if name != "basis"):
+        return None
+    columns = shapes["basis"][1]
+    if (
+        shapes["head"][1] != head_columns(columns)
+        or shapes["tail"][1] != columns - shapes["head"][1]
+    ):
+        return None
+    return found | {"basis": np.array(found["basis"])}
 
 
 def _agrees(
@@ -141,8 +154,10 @@ def save(conn: sqlite3.Connection, db_path: str, identity: str, saved: Saved) ->
     count = int(saved.arrays["ids"].shape[0])
     try:
         base.mkdir(exist_ok=True)
-        where = base / f"{key}-{count}-{os.getpid()}"
-        where.mkdir(exist_ok=True)
+        # A new directory every time: rewriting files in place that this process (or an
+        # earlier one of the same pid, whose save it loaded) has mapped would kill it (SIGBUS).
+        where = base / f"{key}-{count}-{os.getpid()}-{secrets.token_hex(4)}"
+        where.mkdir()
         for name, array in saved.arrays.items():
             np.save(where / f"{name}.npy", np.ascontiguousarray(array))
         with open(where / "matrix.npy", "wb") as out:
