@@ -16,6 +16,7 @@ from tests.storekit import active, new_memory
 from cairn.store.base import MemoryFilter
 from cairn.store.sqlite import dense_files, pruned
 from cairn.store.sqlite import vectors as vectors_module
+from cairn.store.sqlite.matrix import Matrix
 from cairn.store.sqlite.store import SqliteStore
 
 DIMS = 12
@@ -137,7 +138,7 @@ def test_a_new_process_maps_the_saved_projection_and_sees_other_writers(
     own = dict(zip(ids, vectors[:40], strict=True))
     filt = active("project:0", "project:1")
     first.nearest(filt, "e", vectors[45], 3)  # fits, projects and saves
-    saved = list((tmp_path / "m.db-dense").rglob("reduced.npy"))
+    saved = list((tmp_path / "m.db-dense").rglob("head.npy"))
     assert len(saved) == 1
 
     def refit(_matrix: object) -> pruned.Pruned:
@@ -170,13 +171,13 @@ def test_purge_leaves_no_projection_of_the_vector_in_any_file(tmp_path: Path) ->
         victim = int(refs[3][4:])
         position = int(np.searchsorted(entry.rows.ids[: entry.rows.n], victim))
         assert entry.pruned is not None
-        secret = np.asarray(entry.pruned.reduced.take(np.array([position]))[0]).tobytes()
+        secret = np.asarray(entry.pruned.head.take(np.array([position]))[0]).tobytes()
         folder = tmp_path / "memory.db-dense"
-        assert any(secret in f.read_bytes() for f in folder.rglob("reduced.npy"))
+        assert any(secret in f.read_bytes() for f in folder.rglob("head.npy"))
         mem.purge(refs[3], scope="project:a")
         mem.recall("quokka rota", scope="project:a")  # reloads, refits and saves afresh
         files = [f for f in folder.rglob("*") if f.is_file()]
-        assert any(f.name == "reduced.npy" for f in files)
+        assert any(f.name == "head.npy" for f in files)
         assert not any(secret in f.read_bytes() for f in files)
         now = mem.store._vectors._entries[HashingEmbedder().identity]  # type: ignore[attr-defined]
         assert now.pruned is not None and victim not in now.rows.ids[: now.rows.n].tolist()
@@ -216,3 +217,75 @@ def test_an_empty_cache_is_never_fitted(tmp_path: Path, monkeypatch: pytest.Monk
     ids = _fill(store, vectors)
     assert [i for i, _ in store.nearest(filt, "e", query, 1)] == [ids[0]]
     assert _entry(store).pruned is not None
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(min_value=1, max_value=3_000),
+    st.integers(min_value=0, max_value=2**16),
+    st.sampled_from([0.0, 0.5, 0.999]),
+)
+def test_the_sampled_threshold_picks_the_largest_rows(
+    count: int, seed: int, refused: float
+) -> None:
+    rng = np.random.default_rng(seed)
+    n = 140_000  # large enough for the sampled threshold (a stride of 8 rows or more)
+    values = rng.integers(-50, 50, n).astype(np.float32)  # many ties
+    values[rng.random(n) < refused] = -np.inf  # rows a filter refuses
+    picked = pruned._best_rows(values, count)
+    assert picked.shape == (count,) and np.unique(picked).shape == (count,)
+    assert np.array_equal(np.sort(values[picked]), np.sort(values)[-count:])
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(min_value=0, max_value=2**16), st.integers(min_value=1, max_value=40))
+def test_the_head_scan_and_tail_refinement_are_exact_on_a_large_cache(seed: int, k: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, dims = 140_000, 24
+    centres = rng.standard_normal((6, dims))
+    rows = centres[rng.integers(0, 6, n)] + 0.7 * rng.standard_normal((n, dims))
+    rows = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+    matrix = Matrix.of(rows)
+    projection = pruned.Pruned.fitted(matrix)
+    assert projection.split == 2  # DIMS is 3 here: a head of 2 columns, a tail of 1
+    mask = rng.random(n) < 0.9
+    query = rows[int(rng.integers(0, n))] + 0.1 * rng.standard_normal(dims).astype(np.float32)
+    found = pruned.exact_top(
+        projection.bounds(query, None), mask, k, lambda p: matrix.take(p) @ query, n
+    )
+    assert found is not None
+    positions, scores = found
+    best = positions[np.argsort(-scores, kind="stable")[:k]]
+    truth = np.where(mask, rows @ query, -np.inf)
+    assert np.allclose(np.sort(truth[best]), np.sort(truth)[-k:], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("name", "damage"),
+    [
+        ("head", np.zeros(7, np.float32)),  # flat
+        ("tail", np.zeros((3, 1), np.float32)),  # too few rows
+        ("head_residual", np.zeros((40, 2), np.float32)),  # not one norm per row
+        ("basis", np.zeros((5, 3), np.float32)),  # another embedder's dimensions
+    ],
+)
+def test_a_damaged_saved_projection_is_refitted(
+    tmp_path: Path,
+    name: str,
+    damage: np.ndarray,  # type: ignore[type-arg]
+) -> None:
+    path = str(tmp_path / "m.db")
+    first = SqliteStore(path)
+    vectors = _vectors(45, seed=11)
+    ids = _fill(first, vectors[:40])
+    own = dict(zip(ids, vectors[:40], strict=True))
+    filt = active("project:0", "project:1")
+    first.nearest(filt, "e", vectors[41], 3)  # fits, projects and saves
+    (saved,) = (tmp_path / "m.db-dense").rglob(f"{name}.npy")
+    np.save(saved, damage)
+    second = SqliteStore(path)  # another process: the projection on disk no longer fits
+    for query in vectors[40:45]:
+        assert [i for i, _ in second.nearest(filt, "e", query, 4)] == _exact(
+            second, own, filt, query, 4
+        )
+    assert _entry(second).pruned is not None and _entry(second).pruned.n == 40  # type: ignore[union-attr]

@@ -9,6 +9,15 @@ fails is caught once, at the top (`cli_root.CairnGroup`), and reported the same 
 
 from __future__ import annotations
 
+import os
+
+# One BLAS thread unless the user chose otherwise, set before anything imports numpy. On the
+# machines measured (2 cores, shared), OpenBLAS's second thread made the dense scans no faster
+# and, spinning after each product, took a core from the numpy work after it and from the
+# query's embedding, which runs beside the keyword lookup: at 1M memories, load 3.3-4.3, recall
+# medians 62-74 ms against 98-127 ms, p95 91-116 ms against 162-190 (docs/benchmarks.md).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import click
 
 from cairn.adapters import (

@@ -12,9 +12,10 @@ Layout: each save is a new directory `<key>-<n>/` (the arrays) and then `<key>.j
 naming it) is replaced atomically, so a reader never mixes two saves; older directories are
 deleted after the stamp moves (a process that mapped one keeps reading its open files).
 
-A large cache's projection (`cairn.store.sqlite.pruned`: `basis.npy`, `reduced.npy`,
-`residual.npy`) is saved in the same directory under the same stamp, so it is always the
-projection of exactly the saved rows; a save without it is refitted once and rewritten.
+A large cache's projection (`cairn.store.sqlite.pruned`: `basis.npy`, `head.npy`, `tail.npy`,
+`residual.npy`, `head_residual.npy`) is saved in the same directory under the same stamp, so it
+is always the projection of exactly the saved rows; a save without it is refitted once and
+rewritten.
 
 Purge: the files hold vectors (and their projections), which are images of the text, so
 `erase_memories` deletes the whole directory inside the purge (`drop`). A process that was
@@ -27,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import sqlite3
 from dataclasses import dataclass
@@ -36,8 +38,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from cairn.store.sqlite.pruned import head_columns
+
 PERSIST_MIN = 20_000  # rows; smaller caches reload from SQLite in well under 100 ms
 _ARRAYS = ("ids", "scope", "status", "mtype", "written", "occurred", "until")
+_PRUNED = ("basis", "head", "tail", "residual", "head_residual")
 
 
 def folder(db_path: str) -> Path | None:
@@ -68,7 +73,7 @@ class Saved:
     window_rev: int
     window_positions: npt.NDArray[np.intp]
     windows: npt.NDArray[np.float32]
-    # The projection of a large cache (`cairn.store.sqlite.pruned`): basis, reduced, residual.
+    # The projection of a large cache (`cairn.store.sqlite.pruned`): basis, head, tail, residuals.
     pruned: dict[str, Any] | None = None
 
 
@@ -95,21 +100,34 @@ def load(conn: sqlite3.Connection, db_path: str, identity: str, epoch: str) -> S
             window_rev=int(stamp["window_rev"]),
             window_positions=np.load(where / "window_positions.npy"),
             windows=np.load(where / "windows.npy"),
-            pruned=_load_pruned(where, int(arrays["ids"].shape[0])),
+            pruned=_load_pruned(where, int(arrays["ids"].shape[0]), int(matrix.shape[1])),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None  # missing, partial or foreign: SQLite is the truth, reload from it
 
 
-def _load_pruned(where: Path, count: int) -> dict[str, Any] | None:
-    """The saved projection, if this save has one for all its rows (else it is refitted)."""
-    if not (where / "reduced.npy").exists():
+def _load_pruned(where: Path, count: int, dims: int) -> dict[str, Any] | None:
+    """The saved projection, if this save has one for all its rows (else it is refitted: a save
+    of the single `reduced.npy` written before the projection was split is refitted too)."""
+    if not all((where / f"{name}.npy").exists() for name in _PRUNED):
         return None
-    reduced = np.load(where / "reduced.npy", mmap_mode="r")
-    residual = np.load(where / "residual.npy")
-    if reduced.shape[0] != count or residual.shape[0] != count:
+    found = {name: np.load(where / f"{name}.npy", mmap_mode="r") for name in _PRUNED}
+    shapes = {name: found[name].shape for name in _PRUNED}
+    if any(len(shapes[name]) != 2 for name in ("basis", "head", "tail")):
         return None
-    return {"basis": np.load(where / "basis.npy"), "reduced": reduced, "residual": residual}
+    if len(shapes["residual"]) != 1 or len(shapes["head_residual"]) != 1:
+        return None
+    if shapes["basis"][0] != dims:
+        return None
+    if any(shapes[name][0] != count for name in _PRUNED if name != "basis"):
+        return None
+    columns = shapes["basis"][1]
+    if (
+        shapes["head"][1] != head_columns(columns)
+        or shapes["tail"][1] != columns - shapes["head"][1]
+    ):
+        return None
+    return found | {"basis": np.array(found["basis"])}
 
 
 def _agrees(
@@ -136,8 +154,10 @@ def save(conn: sqlite3.Connection, db_path: str, identity: str, saved: Saved) ->
     count = int(saved.arrays["ids"].shape[0])
     try:
         base.mkdir(exist_ok=True)
-        where = base / f"{key}-{count}-{os.getpid()}"
-        where.mkdir(exist_ok=True)
+        # A new directory every time: rewriting files in place that this process (or an
+        # earlier one of the same pid, whose save it loaded) has mapped would kill it (SIGBUS).
+        where = base / f"{key}-{count}-{os.getpid()}-{secrets.token_hex(4)}"
+        where.mkdir()
         for name, array in saved.arrays.items():
             np.save(where / f"{name}.npy", np.ascontiguousarray(array))
         with open(where / "matrix.npy", "wb") as out:
@@ -145,10 +165,11 @@ def save(conn: sqlite3.Connection, db_path: str, identity: str, saved: Saved) ->
         np.save(where / "window_positions.npy", saved.window_positions)
         np.save(where / "windows.npy", saved.windows)
         if saved.pruned is not None:
-            np.save(where / "basis.npy", saved.pruned["basis"])
-            np.save(where / "residual.npy", saved.pruned["residual"])
-            with open(where / "reduced.npy", "wb") as out:
-                saved.pruned["reduced"].write_npy(out)
+            for name in ("basis", "residual", "head_residual"):
+                np.save(where / f"{name}.npy", saved.pruned[name])
+            for name in ("head", "tail"):
+                with open(where / f"{name}.npy", "wb") as out:
+                    saved.pruned[name].write_npy(out)
         stamp = {
             "identity": identity,
             "epoch": saved.epoch,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -73,8 +74,9 @@ def save(db_path: str, built: Built, epoch_now: Callable[[], str]) -> None:
     postings = built.postings
     try:
         base.mkdir(exist_ok=True)
-        where = base / f"postings-{postings.ids.shape[0]}-{os.getpid()}"
-        where.mkdir(exist_ok=True)
+        # A new directory every time, never files a mapped save is read from (SIGBUS).
+        where = base / f"postings-{postings.ids.shape[0]}-{os.getpid()}-{secrets.token_hex(4)}"
+        where.mkdir()
         for name in (*_LOADED, *_MAPPED):
             np.save(where / f"{name}.npy", np.ascontiguousarray(getattr(postings, name)))
         (where / "terms.bin").write_bytes(postings.terms.blob)

@@ -289,10 +289,8 @@ class _Entry:
                 np.fromiter(self.window_rows, np.intp, count),
                 np.fromiter(self.window_rows.values(), np.intp, count),
             )
-        approx, slack = pruned.bounds(query, windows)
         found = exact_top(
-            approx,
-            slack,
+            pruned.bounds(query, windows),
             mask,
             k,
             lambda positions: self._gathered(query, positions, windowed),
