@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from cairn.config import Settings
 from cairn.embeddings.base import Embedder, Vector
@@ -23,6 +24,7 @@ from cairn.lru import Lru
 from cairn.store.base import Store
 from cairn.timeutil import Clock
 
+T = TypeVar("T")
 QUERY_CACHE_SIZE = 256
 # Recalls served at once (an HTTP or MCP server's threads) embed their queries at once too;
 # threads are started only as concurrent recalls need them.
@@ -79,6 +81,26 @@ class Context:
         embedder = self.embedder
         future = self._executor().submit(lambda: embedder.embed_many([text])[0])
         return PendingVector(text, None, future, self._remember)
+
+    def start_query_search(
+        self, text: str, search: Callable[[Vector], T]
+    ) -> Future[tuple[Vector, T]]:
+        """Embed a query text and run `search` on its vector, both on the worker thread.
+
+        One task does both, so a worker never waits for another task of the same pool (four
+        concurrent recalls could otherwise hold every worker waiting for embeddings queued
+        behind them). `search` runs on the worker thread: only a store whose `concurrent_reads`
+        says so may be read there."""
+        cached = self._queries.get(text)
+        embedder = self.embedder
+
+        def run() -> tuple[Vector, T]:
+            vector = cached if cached is not None else embedder.embed_many([text])[0]
+            if cached is None:
+                self._remember(text, vector)
+            return vector, search(vector)
+
+        return self._executor().submit(run)
 
     def close(self) -> None:
         """Stop the embedding worker; a later query starts a new one."""

@@ -179,6 +179,12 @@ class Store(
     @property
     def backend(self) -> str: ...
 
+    @property
+    def concurrent_reads(self) -> bool:
+        """Whether a read on another thread, now, sees what this thread would and costs no
+        more: recall then runs its dense search beside its keyword search."""
+        ...
+
     def close(self) -> None: ...
 
     def transaction(self, *, durable: bool = True) -> AbstractContextManager[None]:
