@@ -8,6 +8,8 @@ agents repeat questions; embeddings are deterministic, so a cached vector is the
 `start_query_embedding` embeds on a worker thread: a recall reads its keyword candidates while
 the model runs. Both wait outside the GIL (onnxruntime and SQLite release it), so the query
 embedding (about a third of a recall) mostly disappears behind the lexical search.
+`start_query_search` goes one step further where the store allows it (PostgreSQL): the worker
+also runs the dense search once the vector is there, on a server process of its own.
 """
 
 from __future__ import annotations

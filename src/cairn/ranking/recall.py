@@ -9,7 +9,8 @@ For each phrasing (the query, then each of `also`):
    memory's fields and its neighbours' text (`context`), with per-scope statistics.
 2. Dense candidates: the `DENSE_POOL` memories whose window vector (the memory read with its
    session neighbours, cairn.neighbours) is closest to the query, plus the cosine of every
-   lexical candidate.
+   lexical candidate. Where the store reads concurrently (PostgreSQL) the search for those
+   memories runs during step 1, and the lexical candidates' cosines follow it.
 3. Fusion: 0.7 × window cosine + 0.3 × BM25 / best BM25 (cairn.ranking.fusion), times the date
    lift when the query names a time (cairn.ranking.dates).
 4. Feedback: the dense search runs again with the query moved towards the own vectors of the
