@@ -8,6 +8,8 @@ agents repeat questions; embeddings are deterministic, so a cached vector is the
 `start_query_embedding` embeds on a worker thread: a recall reads its keyword candidates while
 the model runs. Both wait outside the GIL (onnxruntime and SQLite release it), so the query
 embedding (about a third of a recall) mostly disappears behind the lexical search.
+`start_query_search` goes one step further where the store allows it (PostgreSQL): the worker
+also runs the dense search once the vector is there, on a server process of its own.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from cairn.config import Settings
 from cairn.embeddings.base import Embedder, Vector
@@ -23,6 +26,7 @@ from cairn.lru import Lru
 from cairn.store.base import Store
 from cairn.timeutil import Clock
 
+T = TypeVar("T")
 QUERY_CACHE_SIZE = 256
 # Recalls served at once (an HTTP or MCP server's threads) embed their queries at once too;
 # threads are started only as concurrent recalls need them.
@@ -79,6 +83,26 @@ class Context:
         embedder = self.embedder
         future = self._executor().submit(lambda: embedder.embed_many([text])[0])
         return PendingVector(text, None, future, self._remember)
+
+    def start_query_search(
+        self, text: str, search: Callable[[Vector], T]
+    ) -> Future[tuple[Vector, T]]:
+        """Embed a query text and run `search` on its vector, both on the worker thread.
+
+        One task does both, so a worker never waits for another task of the same pool (four
+        concurrent recalls could otherwise hold every worker waiting for embeddings queued
+        behind them). `search` runs on the worker thread: only a store whose `concurrent_reads`
+        says so may be read there."""
+        cached = self._queries.get(text)
+        embedder = self.embedder
+
+        def run() -> tuple[Vector, T]:
+            vector = cached if cached is not None else embedder.embed_many([text])[0]
+            if cached is None:
+                self._remember(text, vector)
+            return vector, search(vector)
+
+        return self._executor().submit(run)
 
     def close(self) -> None:
         """Stop the embedding worker; a later query starts a new one."""

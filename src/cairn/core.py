@@ -290,7 +290,9 @@ class Cairn(
             "refs": list(returned) or [s.memory.ref for s in ranked],
         }
         session_id = session.id if session is not None else None
-        with store.transaction():
+        # The recall's event and access counts are the store's own bookkeeping, not what the
+        # user remembered, so the commit need not wait for the log to reach disk.
+        with store.transaction(durable=False):
             if count_access:
                 store.touch([scored.memory.id for scored in ranked], now)
             event_id = store.add_event(

@@ -92,7 +92,7 @@ def test_a_search_for_a_few_sets_its_own_candidate_list_and_puts_the_session_s_b
     query = _unit(np.random.default_rng(4))
     filt = MemoryFilter(scopes=(SCOPE,))
     session = pg.options.hnsw_ef_search
-    assert session > pg_vectors.FEW_EF_SEARCH  # the default, 400
+    assert session > pg_vectors.FEW_EF_SEARCH  # the default, 200
     with pg._db.connection() as conn:
         with pg_vectors._candidates(conn, pg_vectors.FEW_EF_SEARCH, session):
             shown = conn.execute("SHOW hnsw.ef_search").fetchone()
@@ -103,7 +103,7 @@ def test_a_search_for_a_few_sets_its_own_candidate_list_and_puts_the_session_s_b
         assert conn.execute("SHOW hnsw.ef_search").fetchone() == (str(session),)
     own = pg.get_vectors(list(searched), "e/8")
     exact = sorted(own, key=lambda i: -float(own[i] @ query))[:5]
-    assert [i for i, _ in hits] == exact  # 200 candidates among 60 vectors: every one seen
+    assert [i for i, _ in hits] == exact  # 100 candidates among 60 vectors: every one seen
     with pg._db.connection() as conn:
         assert conn.execute("SHOW hnsw.ef_search").fetchone() == (str(session),)
     assert pg.nearest(filt, "e/8", query, 5) == hits

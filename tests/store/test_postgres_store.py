@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -326,3 +327,75 @@ def test_a_grown_store_analyses_its_tables_without_waiting_for_autovacuum(
     assert planned_rows() == ANALYZE_MIN_ROWS + 10  # analysed right after the commit
     add(5, 2 * ANALYZE_MIN_ROWS)
     assert planned_rows() == ANALYZE_MIN_ROWS + 10  # a few more rows do not analyse again
+
+
+def _synchronous_commit(pg: PostgresStore) -> str:
+    with pg._db.connection() as conn:
+        row = conn.execute("SHOW synchronous_commit").fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def _durable_url(url: str) -> str:
+    """The URL with commits waiting for the flush, whatever the test server's default."""
+    return url + ("&" if "?" in url else "?") + "options=-csynchronous_commit%3Don"
+
+
+@pytest.fixture
+def durable_pg(postgres_database_url: str) -> Iterator[PostgresStore]:
+    store = PostgresStore(_durable_url(postgres_database_url))
+    yield store
+    store.close()
+
+
+@needs_pg
+def test_a_lazy_transaction_skips_the_flush_wait_and_only_the_outermost_block_decides(
+    durable_pg: PostgresStore,
+) -> None:
+    pg = durable_pg
+    assert _synchronous_commit(pg) == "on"
+    with pg.transaction(durable=False):
+        assert _synchronous_commit(pg) == "off"
+        kept = pg.add_memory(new_memory(content="bookkeeping"))  # its own block joins
+        assert _synchronous_commit(pg) == "off"
+    with pg.transaction():  # SET LOCAL ended with the transaction: the next one is durable
+        with pg.transaction(durable=False):
+            assert _synchronous_commit(pg) == "on"
+        pg.add_memory(new_memory(content="what the user said"))
+    assert _synchronous_commit(pg) == "on"
+    assert kept in {m.id for m in pg.iter_memories()}
+
+
+@needs_pg
+def test_a_lazy_transaction_is_still_all_or_nothing(durable_pg: PostgresStore) -> None:
+    pg = durable_pg
+    existing = pg.add_memory(new_memory(content="existing"))
+    [memory] = pg.get_memories([existing])
+    with pytest.raises(Conflict), pg.transaction(durable=False):
+        pg.add_memory(new_memory(content="lost with the transaction"))
+        pg.import_memory(memory)
+    assert [m.id for m in pg.iter_memories()] == [existing]
+    with pg.transaction(durable=False):
+        assert _synchronous_commit(pg) == "off"  # the failed one left nothing behind
+
+
+@needs_pg
+def test_a_recall_commits_lazily_and_a_remember_durably(
+    postgres_database_url: str, tmp_path: Path
+) -> None:
+    url = _durable_url(postgres_database_url)
+    settings = Settings(home=tmp_path / "home", embedder="hashing", url=url)
+    with Cairn.open(settings=settings, embedder=HashingEmbedder(), cwd=tmp_path) as mem:
+        store = mem.store
+        assert isinstance(store, PostgresStore)
+        seen: list[str] = []
+        original = store.add_event
+
+        def noting(event: Any) -> int:
+            seen.append(f"{event.kind}:{_synchronous_commit(store)}")
+            return original(event)
+
+        store.add_event = noting  # type: ignore[method-assign]
+        mem.remember("Deploys go through the staging cluster first", type="decision")
+        mem.recall("how do deploys work")
+        assert seen == ["remember:on", "recall:off"]

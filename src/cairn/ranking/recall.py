@@ -9,7 +9,8 @@ For each phrasing (the query, then each of `also`):
    memory's fields and its neighbours' text (`context`), with per-scope statistics.
 2. Dense candidates: the `DENSE_POOL` memories whose window vector (the memory read with its
    session neighbours, cairn.neighbours) is closest to the query, plus the cosine of every
-   lexical candidate.
+   lexical candidate. Where the store reads concurrently (PostgreSQL) the search for those
+   memories runs during step 1, and the lexical candidates' cosines follow it.
 3. Fusion: 0.7 × window cosine + 0.3 × BM25 / best BM25 (cairn.ranking.fusion), times the date
    lift when the query names a time (cairn.ranking.dates).
 4. Feedback: the dense search runs again with the query moved towards the own vectors of the
@@ -46,6 +47,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import partial
 
 import numpy as np
 
@@ -186,11 +188,23 @@ def candidates(
 ) -> Phrasing:
     """Lexical and dense candidates of one phrasing, fused, with the date lift; the dense
     search is repeated once with the query moved towards its best matches (feedback)."""
-    pending = ctx.start_query_embedding(text)  # the model runs while the keywords are read
-    lexical = _lexical(ctx, filt, query_terms(text))
-    vector = pending.result()
     ranges = query_ranges(text, now)
-    first = _fused(ctx, filt, vector, lexical, ranges, recipe)
+    if ctx.store.concurrent_reads:
+        # The model and then the dense search run while the keywords are read (PostgreSQL:
+        # two server processes at once); the keyword matches the dense pool missed follow.
+        search = partial(_window, ctx, filt, include=())
+        early = ctx.start_query_search(text, search)
+        lexical = _lexical(ctx, filt, query_terms(text))
+        vector, window = early.result()
+        missing = [i for i in lexical.scores if i not in window]
+        if missing:
+            window = {**window, **_window(ctx, filt, vector, include=missing, k=0)}
+        first = _fused(ctx, filt, vector, lexical, ranges, recipe, window)
+    else:
+        pending = ctx.start_query_embedding(text)  # the model runs while the keywords are read
+        lexical = _lexical(ctx, filt, query_terms(text))
+        vector = pending.result()
+        first = _fused(ctx, filt, vector, lexical, ranges, recipe)
     if recipe.feedback_weight > 0.0 and first.fused:
         top = feedback_ids(first.lifted(), recipe.feedback_docs)
         found = ctx.store.get_vectors(top, ctx.embedder.identity)
@@ -221,10 +235,12 @@ def _fused(
     lexical: Lexical,
     ranges: list[DayRange],
     recipe: FusionRecipe,
+    window: dict[int, float] | None = None,
 ) -> _Pass:
-    window = ctx.store.window_similarities(
-        filt, ctx.embedder.identity, vector, DENSE_POOL, list(lexical.scores)
-    )
+    """`window`: the window cosines of the dense pool and every keyword match, when the caller
+    searched them already."""
+    if window is None:
+        window = _window(ctx, filt, vector, include=list(lexical.scores))
     dense = window
     if recipe.own_embedding_weight > 0.0:
         own = _own_cosines(ctx, list(window), vector)
@@ -234,6 +250,13 @@ def _fused(
     fused = fuse_scores(lexical.scores, dense, recipe.lexical_weight)
     fused.update(keyword_only(lexical.scores, stale, dense, recipe.lexical_weight))
     return _Pass(dense, fused, _date_lifts(ctx, ranges, fused, recipe.date_lift), stale)
+
+
+def _window(
+    ctx: Context, filt: MemoryFilter, vector: Vector, include: Sequence[int], k: int = DENSE_POOL
+) -> dict[int, float]:
+    """Window cosines of the `k` closest memories the filter admits, and of `include`."""
+    return ctx.store.window_similarities(filt, ctx.embedder.identity, vector, k, include)
 
 
 def keyword_only(

@@ -179,9 +179,20 @@ class Store(
     @property
     def backend(self) -> str: ...
 
+    @property
+    def concurrent_reads(self) -> bool:
+        """Whether a read on another thread, now, sees what this thread would and costs no
+        more: recall then runs its dense search beside its keyword search."""
+        ...
+
     def close(self) -> None: ...
 
-    def transaction(self) -> AbstractContextManager[None]: ...
+    def transaction(self, *, durable: bool = True) -> AbstractContextManager[None]:
+        """One write transaction; nested blocks join it, and the outermost says whether it is
+        durable. `durable=False`: a crash may drop this commit whole (PostgreSQL skips the WAL
+        flush wait; SQLite's WAL commits with `synchronous = NORMAL` never wait for it), for
+        writes that hold no user data."""
+        ...
 
     def maintain(self) -> None:
         """Keep the indexes healthy (consolidation): SQLite merges the FTS5 index's segments

@@ -74,10 +74,13 @@ class Database(ThreadTransactions[Conn]):
         self.options = options
         self._conninfo = conninfo
         self._local = threading.local()
-        self._begin = (
-            f"BEGIN; SET LOCAL lock_timeout = '{int(options.busy_timeout_ms)}ms'; "
-            f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"
-        )
+        lock_timeout = f"SET LOCAL lock_timeout = '{int(options.busy_timeout_ms)}ms'"
+        lock = f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"
+        self._begin = f"BEGIN; {lock_timeout}; {lock}"
+        # In the same round trip: the commit returns once its WAL record is written, without
+        # waiting for the flush (measured at 100k: 0.5-0.7 ms of a quiet recall's commit, 4 ms
+        # under load). Atomic all the same; see `transaction(durable=False)`.
+        self._begin_lazy = f"BEGIN; {lock_timeout}; SET LOCAL synchronous_commit TO off; {lock}"
         with self.translated():
             self.pgvector = migrate(self._connect_once(), self._begin, display)
         self._session_sql = _session_settings(self.pgvector, options.hnsw_ef_search)

@@ -7,7 +7,7 @@ libpq (which refuses parameters it does not know):
     pool_max_size    most connections one store opens at once              (default 10)
     pool_timeout     seconds a call waits for a free pooled connection     (default 30)
     busy_timeout_ms  milliseconds a writer waits for the write lock        (default 30000)
-    hnsw_ef_search   HNSW candidate list size for dense search             (default 400)
+    hnsw_ef_search   HNSW candidate list size for dense search             (default 200)
 
 Example: `postgresql://cairn@db.internal/cairn?pool_max_size=4&busy_timeout_ms=5000`.
 A parameter in the URL wins over the same setting passed to `PostgresStore(...)`, so a caller's
@@ -29,7 +29,7 @@ class PoolOptions:
     pool_max_size: int = 10
     pool_timeout: float = 30.0
     busy_timeout_ms: int = 30_000
-    hnsw_ef_search: int = 400
+    hnsw_ef_search: int = 200
 
     def validate(self) -> PoolOptions:
         if self.pool_min_size < 0 or self.pool_max_size < max(1, self.pool_min_size):
@@ -45,7 +45,7 @@ class PoolOptions:
         if not 1 <= self.hnsw_ef_search <= 1000:
             raise InvalidInput(
                 f"hnsw_ef_search={self.hnsw_ef_search} is outside 1..1000 (pgvector's range); "
-                "400 is the default."
+                "200 is the default."
             )
         return self
 

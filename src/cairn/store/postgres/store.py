@@ -87,6 +87,12 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
     def options(self) -> PoolOptions:
         return self._db.options
 
+    @property
+    def concurrent_reads(self) -> bool:
+        """A pooled connection on another thread sees the committed state this thread reads,
+        unless this thread is inside a transaction (whose writes only its connection sees)."""
+        return not self._db.in_transaction
+
     def integrity_problems(self) -> tuple[list[str], list[str]]:
         """(problems, notes on what could not be checked); see `integrity.py`."""
         return integrity.integrity_problems(self._db)

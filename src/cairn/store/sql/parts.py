@@ -20,8 +20,8 @@ class SharedRows(
     MemoryRows, VectorRows, SessionRows, ProcedureRows, CodeRows, LessonRows, PageRows, BrowseRows
 ):
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        with self._sql.db.transaction():
+    def transaction(self, *, durable: bool = True) -> Iterator[None]:
+        with self._sql.db.transaction(durable=durable):
             yield
 
     def close(self) -> None:

@@ -40,6 +40,9 @@ class ThreadTransactions(ABC, Generic[C]):
 
     _local: threading.local  # `tx`: the thread's open transaction's connection
     _begin: str  # the statement that opens a write transaction
+    # The statement that opens one whose commit may skip waiting for the log to reach disk
+    # (`durable=False`); a backend without that choice opens it as any other.
+    _begin_lazy: str = ""
     _lost: type[Exception]  # what a ROLLBACK on a dropped connection raises (see `begun`)
 
     @abstractmethod
@@ -62,13 +65,20 @@ class ThreadTransactions(ABC, Generic[C]):
         return getattr(self._local, "tx", None) is not None
 
     @contextmanager
-    def transaction(self) -> Iterator[C]:
-        """A write transaction; nested calls join the outermost one."""
+    def transaction(self, *, durable: bool = True) -> Iterator[C]:
+        """A write transaction; nested calls join the outermost one.
+
+        `durable=False` is for writes whose loss in a crash loses nothing the user wrote (a
+        recall's event and access counts): the commit returns before the log is flushed, still
+        atomic, and a crash can only drop the last such commits whole. The outermost block
+        decides, since every store write opens a nested block of its own: nothing the user
+        wrote may be written inside a lazy one."""
         with self.translated(), self.connection() as conn:
             if self.in_transaction:
                 yield conn
                 return
-            with begun(conn, self._begin, self._pending, self._lost):
+            begin = self._begin if durable or not self._begin_lazy else self._begin_lazy
+            with begun(conn, begin, self._pending, self._lost):
                 self._local.tx = conn
                 try:
                     yield conn

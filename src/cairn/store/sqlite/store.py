@@ -39,6 +39,9 @@ _STATS_CACHE_MAX = 50_000
 
 class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
     backend = "sqlite"
+    # Its searches are this process's own CPU work (numpy, FTS5) on a connection per thread,
+    # with no server beside it to overlap with: recall's two searches stay on one thread.
+    concurrent_reads = False
 
     def __init__(self, path: str, *, busy_timeout_ms: int = 30_000) -> None:
         ensure_parent(path)
