@@ -85,14 +85,26 @@ def test_the_plan_of_a_window_search_uses_both_hnsw_indexes(
     assert kinds == [("vectors", "e/8"), ("windows", "e/8")]
 
 
+@pytest.fixture
+def long_list(postgres_database_url: str) -> Iterator[PostgresStore]:
+    """A store whose session candidate list is longer than a few-neighbour search's."""
+    joiner = "&" if "?" in postgres_database_url else "?"
+    opened = PostgresStore(f"{postgres_database_url}{joiner}hnsw_ef_search=400")
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
 def test_a_search_for_a_few_sets_its_own_candidate_list_and_puts_the_session_s_back(
-    pg: PostgresStore,
+    long_list: PostgresStore,
 ) -> None:
+    pg = long_list
     searched = _fill(pg)
     query = _unit(np.random.default_rng(4))
     filt = MemoryFilter(scopes=(SCOPE,))
     session = pg.options.hnsw_ef_search
-    assert session > pg_vectors.FEW_EF_SEARCH  # the default, 200
+    assert session > pg_vectors.FEW_EF_SEARCH  # 400 against 200
     with pg._db.connection() as conn:
         with pg_vectors._candidates(conn, pg_vectors.FEW_EF_SEARCH, session):
             shown = conn.execute("SHOW hnsw.ef_search").fetchone()

@@ -32,12 +32,16 @@ complete at a bounded cost:
   at 200 and 0.987 at 100, the top 10 exact at all three, the same recall hits in the same
   order as an exact scan (index scans off) in 60 of 60 at 100, 200 and 400, LoCoMo's recall
   blocks identical at 100, 400 and exact; and 200 halves the search (10.6-12.6 ms against
-  18-20 ms at load 5.6). 200 keeps the margin of the clustered set's top 10;
+  18-20 ms at load 5.6). On the clustered set 200 keeps 0.96 of the top 10 against 400's
+  1.00, the price of the halved search; `hnsw_ef_search=400` buys it back;
 - a search for a few neighbours (deduplication's 5, a `query` of up to 10) runs with at most
-  `FEW_EF_SEARCH` = 100 candidates, set for its own statement (`SET LOCAL`): it needs a
-  shorter list than a recall pool of 100. On the bench's 100k store (k=5, 60 claims, 52 with a
-  neighbour over the deduplication threshold) 100 and 200 both returned the exact top 5 and the
-  exact set over the threshold in 60 of 60 (40: 59), in 7.4 ms against 10.4 ms at load 5;
+  `FEW_EF_SEARCH` = 200 candidates, set for its own statement (`SET LOCAL`) when the session's
+  list is longer: it needs a shorter list than a recall pool of 100. On the bench's 100k store
+  (k=5, 60 claims, 52 with a neighbour over the deduplication threshold) 100 and 200 both
+  returned the exact top 5 and the exact set over the threshold in 60 of 60 (40: 59), in 7.4
+  ms against 10.4 ms at load 5; it stays 200 because on the clustered set above 100 found the
+  exact nearest in 0.90 of queries and 0.90 of the top 10, where 200 found 1.00 and 0.96: a
+  missed neighbour there is a duplicate stored or a `query` answer lost;
 - when the index path still returns fewer than `k` rows, the query is repeated as an exact
   scan (ordering by an expression no index covers), which is cheap precisely when few rows
   pass the filter - the usual reason for a short answer.
@@ -65,7 +69,7 @@ from cairn.store.postgres.filters import filter_sql
 
 HNSW_MAX_DIMS = 2000  # pgvector's limit for indexing the `vector` type
 FEW = 10  # at most this many neighbours is a "few" search (see the module's docstring)
-FEW_EF_SEARCH = 100
+FEW_EF_SEARCH = 200
 _PAGE = 500
 
 
