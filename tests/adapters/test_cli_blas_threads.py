@@ -11,8 +11,6 @@ import sys
 
 import pytest
 
-pytest.importorskip("threadpoolctl")
-
 _PROBE = (
     "import json, cairn.adapters.cli, numpy, threadpoolctl; "
     "print(json.dumps([p['num_threads'] for p in threadpoolctl.threadpool_info() "
