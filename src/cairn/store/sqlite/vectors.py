@@ -307,10 +307,14 @@ class _Entry:
     ) -> npt.NDArray[np.float32]:
         scores: npt.NDArray[np.float32] = self.rows.matrix.take(positions) @ query
         if windowed and self.window_rows:
-            for n, position in enumerate(positions.tolist()):
-                row = self.window_rows.get(position)
-                if row is not None:
-                    scores[n] = float(self.windows[row] @ query)
+            # One product over the positions' window rows, not one per row: a recall in a
+            # conversation's scope gathers hundreds of rows, nearly all of them windowed.
+            get = self.window_rows.get
+            count = positions.shape[0]
+            rows = np.fromiter((get(p, -1) for p in positions.tolist()), np.intp, count)
+            held = np.flatnonzero(rows >= 0)
+            if held.size:
+                scores[held] = self.windows[rows[held]] @ query
         return scores
 
 
