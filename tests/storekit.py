@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +19,14 @@ T0 = datetime(2026, 8, 1, 12, 0, 0, 123456, tzinfo=UTC)
 SCOPE = "project:example/api"
 OTHER = "project:example/web"
 IDENTITY = "test-embedder/4"
+
+
+def in_another_process(script: str, *args: str) -> None:
+    """Run a Python script in a process of its own, seeing this checkout's cairn and tests: how
+    a store test plays another process writing to the same file."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)])}
+    subprocess.run([sys.executable, "-c", script, *args], check=True, env=env)
 
 
 def at(minutes: float) -> datetime:

@@ -38,7 +38,7 @@ import numpy as np
 from cairn import history, updates
 from cairn.code.citations import check
 from cairn.code.records import Proposal, TidyDecision
-from cairn.code.sourceref import normalise_path
+from cairn.code.sourceref import normalise_path, resolved_inside
 from cairn.context import Context
 from cairn.errors import Conflict, InvalidInput, NotFound
 from cairn.models import Memory, NewEvent
@@ -435,7 +435,7 @@ def _write_skill(row: ProposalRow, lessons: Sequence[Memory]) -> str:
         raise InvalidInput(f"the repository folder {root} is gone; run tidy again from a checkout.")
     # A folder of the checkout may be a link out of it (a hostile repository's `.claude`):
     # the skill is written only where the path really leads inside the checkout.
-    if not target.resolve().is_relative_to(root.resolve()):
+    if resolved_inside(root, relative) is None:
         raise InvalidInput(
             f"{relative} leads out of the repository {root} through a link; cairn writes "
             "skill files inside the checkout only: pass another skills_dir, then run tidy again."

@@ -6,11 +6,8 @@ included; and purge leaves no word of a purged memory in the saved files."""
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.storekit import active, at, new_memory
+from tests.storekit import active, at, in_another_process, new_memory
 
 from cairn.store.base import LexicalDoc
 from cairn.store.sqlite import dense_files, lexical, postings_index
@@ -199,9 +196,7 @@ def test_another_process_writes_and_the_pool_sees_it(store: SqliteStore) -> None
         f"s.put_lexical({ids[0]}, LexicalDoc('gamma', 'alpha', '', '', ''))\n"
         "s.close()\n"
     )
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)])}
-    subprocess.run([sys.executable, "-c", script, store.location], check=True, env=env)
+    in_another_process(script, store.location)
     for terms in (["alpha", "beta"], ["gamma"], ["beta"], ["alpha"]):
         _agrees(store, terms, 4)
 

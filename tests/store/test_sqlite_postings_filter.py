@@ -5,9 +5,6 @@ order) and counts what FTS5 counts, and it never returns a memory the filter ref
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from datetime import timedelta
@@ -17,7 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.storekit import T0, at, new_memory
+from tests.storekit import T0, at, in_another_process, new_memory
 
 from cairn.store.base import LexicalDoc, MemoryFilter
 from cairn.store.sqlite import lexical, postings_filter, postings_index
@@ -238,9 +235,7 @@ def test_another_process_forgets_and_the_pool_refuses_it(store: SqliteStore) -> 
         f"s.update_memory({ids[2]}, {{'tags': ('red',)}})\n"
         "s.close()\n"
     )
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)])}
-    subprocess.run([sys.executable, "-c", script, store.location], check=True, env=env)
+    in_another_process(script, store.location)
     assert [row.memory_id for row in store.lexical_candidates(filt, ["alpha"], 3)] == ids[:3]
     _agrees(store, filt, ["alpha"], 3)
     _agrees(store, MemoryFilter(scopes=("project:a",), tags=("red",)), ["alpha"], 3)

@@ -60,6 +60,20 @@ def _exact(
     return sorted(admitted, key=lambda i: -float(effective[i] @ query))[:k]
 
 
+def _saved(
+    path: str,
+    vectors: np.ndarray,
+    query: np.ndarray,  # type: ignore[type-arg]
+) -> tuple[SqliteStore, dict[int, np.ndarray], MemoryFilter]:  # type: ignore[type-arg]
+    """A store holding the first 40 `vectors`, its projection fitted and saved by one search:
+    the store, its vectors by id, and the filter of its two scopes."""
+    store = SqliteStore(path)
+    ids = _fill(store, vectors[:40])
+    filt = active("project:0", "project:1")
+    store.nearest(filt, "e", query, 3)  # fits, projects and saves
+    return store, dict(zip(ids, vectors[:40], strict=True)), filt
+
+
 def _entry(store: SqliteStore) -> vectors_module._Entry:
     return store._vectors._entries["e"]
 
@@ -132,12 +146,8 @@ def test_a_new_process_maps_the_saved_projection_and_sees_other_writers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = str(tmp_path / "m.db")
-    first = SqliteStore(path)
     vectors = _vectors(50, seed=9)
-    ids = _fill(first, vectors[:40])
-    own = dict(zip(ids, vectors[:40], strict=True))
-    filt = active("project:0", "project:1")
-    first.nearest(filt, "e", vectors[45], 3)  # fits, projects and saves
+    first, own, filt = _saved(path, vectors, vectors[45])
     saved = list((tmp_path / "m.db-dense").rglob("head.npy"))
     assert len(saved) == 1
 
@@ -275,12 +285,8 @@ def test_a_damaged_saved_projection_is_refitted(
     damage: np.ndarray,  # type: ignore[type-arg]
 ) -> None:
     path = str(tmp_path / "m.db")
-    first = SqliteStore(path)
     vectors = _vectors(45, seed=11)
-    ids = _fill(first, vectors[:40])
-    own = dict(zip(ids, vectors[:40], strict=True))
-    filt = active("project:0", "project:1")
-    first.nearest(filt, "e", vectors[41], 3)  # fits, projects and saves
+    _first, own, filt = _saved(path, vectors, vectors[41])
     (saved,) = (tmp_path / "m.db-dense").rglob(f"{name}.npy")
     np.save(saved, damage)
     second = SqliteStore(path)  # another process: the projection on disk no longer fits

@@ -157,12 +157,12 @@ def normalise_path(raw: str) -> str:
 def inside_root(root: Path, relative: str) -> Path | None:
     """The file `relative` names under `root`, or None when it is missing, not a regular file,
     or a symlink (anywhere on the way) leads out of the root."""
-    return _existing(_resolved_inside(root, relative), Path.is_file)
+    return _existing(resolved_inside(root, relative), Path.is_file)
 
 
 def directory_inside_root(root: Path, relative: str) -> Path | None:
     """The directory `relative` names under `root`, on the same terms as `inside_root`."""
-    return _existing(_resolved_inside(root, relative), Path.is_dir)
+    return _existing(resolved_inside(root, relative), Path.is_dir)
 
 
 def _existing(path: Path | None, test: Callable[[Path], bool]) -> Path | None:
@@ -172,7 +172,10 @@ def _existing(path: Path | None, test: Callable[[Path], bool]) -> Path | None:
         return None
 
 
-def _resolved_inside(root: Path, relative: str) -> Path | None:
+def resolved_inside(root: Path, relative: str) -> Path | None:
+    """Where `relative` really leads under `root`, links followed (it need not exist yet), or
+    None when that is the root itself or outside it: what a file read or written inside a
+    repository must be checked with, since any folder of a hostile one may be a link."""
     try:
         real_root = os.path.realpath(root)
         real = os.path.realpath(os.path.join(real_root, *relative.split("/")))

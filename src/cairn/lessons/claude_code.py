@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from cairn.code.sourceref import resolved_inside
 from cairn.errors import Conflict, InvalidInput
 from cairn.lessons.models import ClaudeHookInstall
 
@@ -52,7 +53,7 @@ def settings_file(*, project: Path | None, user_home: Path | None) -> Path:
     path = base / ".claude" / "settings.json"
     # A hostile repository's `.claude` may link anywhere (the user's own settings, say); the
     # user's home may link its `.claude` where it likes.
-    if project is not None and not path.resolve().is_relative_to(project.resolve()):
+    if project is not None and resolved_inside(project, ".claude/settings.json") is None:
         raise InvalidInput(
             f"{path} leads out of the project {project} through a link; cairn writes a "
             "project's hooks inside it only (remove the link, or install with --user)."

@@ -171,18 +171,27 @@ _GROUP_SUMS = (
 )
 
 
+def _admitted_groups(filt: MemoryFilter) -> tuple[str, tuple[str, ...]]:
+    """The (scope, status, open) groups a filter of scopes and statuses admits, as a WHERE over
+    the tables the triggers keep per group (`memory_counts`, `lexical_groups`)."""
+    scopes, statuses = filt.scopes, filt.statuses
+    where = (
+        f"scope IN ({', '.join('?' for _ in scopes)}) "
+        f"AND status IN ({', '.join('?' for _ in statuses)}) AND open = 1"
+    )
+    return where, (*scopes, *statuses)
+
+
 def _refuses_some(conn: sqlite3.Connection, filt: MemoryFilter) -> bool:
     """Whether the filter refuses any memory. A filter of scopes and statuses alone is read off
     the counts the triggers keep per (scope, status, open); any other walks the memories until
     it meets one it refuses (all of them, when it refuses none)."""
     if filt.scopes_and_statuses_only:
-        scopes, statuses = list(filt.scopes), list(filt.statuses)
+        groups, params = _admitted_groups(filt)
         return bool(
             conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM memory_counts WHERE n > 0 AND NOT ("
-                f"scope IN ({', '.join('?' for _ in scopes)}) "
-                f"AND status IN ({', '.join('?' for _ in statuses)}) AND open = 1))",
-                (*scopes, *statuses),
+                f"SELECT EXISTS (SELECT 1 FROM memory_counts WHERE n > 0 AND NOT ({groups}))",
+                params,
             ).fetchone()[0]
         )
     where, params = filter_sql(filt)
@@ -207,14 +216,8 @@ def averages(conn: sqlite3.Connection, filt: MemoryFilter, cache: dict[Any, Any]
         # per-group sums (migration 0011) are a few rows.
         refuses = _refuses_some(conn, filt)
         if refuses and filt.scopes_and_statuses_only:
-            scopes, statuses = list(filt.scopes), list(filt.statuses)
-            found = conn.execute(
-                f"{_GROUP_SUMS} WHERE open = 1 AND scope IN ({', '.join('?' for _ in scopes)}) "
-                f"AND status IN ({', '.join('?' for _ in statuses)})",
-                (*scopes, *statuses),
-            ).fetchone()
-            if not found[0]:
-                found = (0, None, None, None, None, None)  # what avg() over no row gives
+            groups, group_params = _admitted_groups(filt)
+            found = conn.execute(f"{_GROUP_SUMS} WHERE {groups}", group_params).fetchone()
         elif refuses:
             found = conn.execute(
                 f"SELECT {columns} FROM lexical_lengths l JOIN memories m "
@@ -225,8 +228,8 @@ def averages(conn: sqlite3.Connection, filt: MemoryFilter, cache: dict[Any, Any]
             # Every lexical entry belongs to a memory row (purge keeps the row as a tombstone,
             # and a purged memory is one the filter refuses), so the totals are the filter's.
             found = conn.execute(_TOTALS).fetchone()
-            if not found[0]:
-                found = (0, None, None, None, None, None)  # what avg() over no row gives
+        if not found[0]:
+            found = (0, None, None, None, None, None)  # what avg() over no row gives
         cache[(filt, None)] = found
     return found
 
