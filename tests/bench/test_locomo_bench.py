@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from cairn.adapters.cli import main
 from cairn.bench import locomo
 from cairn.bench.locomo import (
+    LocomoSource,
     bench_locomo,
     evidence_ids,
     load_conversations,
@@ -102,8 +103,7 @@ def test_conversations_load_with_sessions_questions_and_observations(data: Path)
 @pytest.mark.parametrize("mode", ["turns", "observations"])
 def test_the_bench_runs_through_the_product(data: Path, tmp_path: Path, mode: str) -> None:
     result = bench_locomo(
-        data,
-        mode=mode,
+        LocomoSource(data, mode),
         embedder=HashingEmbedder(),
         settings=Settings(home=tmp_path / "home", embedder="hashing"),
         absent=("What is the capital of Peru?", "How do I tune the JVM garbage collector?"),
@@ -140,16 +140,16 @@ def test_the_embedder_comes_from_the_callers_home_so_its_model_cache_is_reused(
 
     monkeypatch.setattr(locomo, "make_embedder", make)
     home = tmp_path / "home"
-    bench_locomo(data, settings=Settings(home=home, embedder="hashing"), max_questions=1, absent=())
+    source = LocomoSource(data, max_questions=1)
+    bench_locomo(source, settings=Settings(home=home, embedder="hashing"), absent=())
     assert homes == [home]
 
 
 def test_the_ice_cream_question_finds_its_turn_first(data: Path, tmp_path: Path) -> None:
     result = bench_locomo(
-        data,
+        LocomoSource(data, max_questions=1),
         embedder=HashingEmbedder(),
         settings=Settings(home=tmp_path / "home", embedder="hashing"),
-        max_questions=1,
         absent=(),
     )
     assert result["recall"]["cairn"]["single-hop"]["R@1"] == 1.0

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from cairn.adapters.cli import main
+from cairn.bench.locomo import LocomoSource
 from cairn.bench.locomo_fit import (
     Scores,
     fit_locomo,
@@ -98,7 +99,9 @@ def data(tmp_path: Path) -> Path:
 def test_the_fit_runs_the_product_ranking_on_every_recipe(data: Path, tmp_path: Path) -> None:
     settings = Settings.from_env().with_overrides(home=tmp_path / "home")
     grid = {"other_speaker": (1.0, 0.8), "session_decay": (1.0, 0.9)}
-    result = fit_locomo(data, embedder=HashingEmbedder(), settings=settings, grid=grid)
+    result = fit_locomo(
+        LocomoSource(data), embedder=HashingEmbedder(), settings=settings, grid=grid
+    )
     assert result["conversations"] == ["7", "8"] and result["recipes"] == 4
     assert [f["held_out"] for f in result["folds"]] == ["7", "8"]
     # Four answerable questions per conversation; the tiny conversations are easy.
@@ -110,9 +113,11 @@ def test_the_fit_runs_the_product_ranking_on_every_recipe(data: Path, tmp_path: 
 def test_one_conversation_or_a_bad_mode_is_refused(data: Path, tmp_path: Path) -> None:
     settings = Settings.from_env().with_overrides(home=tmp_path / "home")
     with pytest.raises(InvalidInput, match="at least two"):
-        fit_locomo(data, embedder=HashingEmbedder(), settings=settings, conversations=["7"])
+        fit_locomo(
+            LocomoSource(data, conversations=["7"]), embedder=HashingEmbedder(), settings=settings
+        )
     with pytest.raises(InvalidInput, match="mode"):
-        fit_locomo(data, mode="summaries", embedder=HashingEmbedder(), settings=settings)
+        fit_locomo(LocomoSource(data, "summaries"), embedder=HashingEmbedder(), settings=settings)
 
 
 def test_the_cli_says_what_was_wrong_in_one_line(data: Path) -> None:

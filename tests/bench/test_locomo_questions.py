@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cairn.adapters.cli import main
-from cairn.bench.locomo import bench_locomo, render
+from cairn.bench.locomo import LocomoSource, bench_locomo, render
 from cairn.bench.locomo_questions import (
     FIELDS,
     diff,
@@ -95,8 +95,7 @@ def data(tmp_path: Path) -> Path:
 
 def run(data: Path, home: Path, out: Path, mode: str = "turns") -> dict[str, Any]:
     return bench_locomo(
-        data,
-        mode=mode,
+        LocomoSource(data, mode),
         embedder=HashingEmbedder(),
         settings=Settings(home=home, embedder="hashing"),
         absent=("What is the capital of Peru?",),

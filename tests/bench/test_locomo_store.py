@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cairn.bench.locomo import bench_locomo, render
+from cairn.bench.locomo import LocomoSource, bench_locomo, render
 from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
 from cairn.errors import Conflict
@@ -35,7 +35,11 @@ def test_the_bench_runs_in_the_given_store(store_location: str, tmp_path: Path) 
 
     def run() -> dict[str, object]:
         return bench_locomo(
-            data, embedder=HashingEmbedder(), settings=settings, store=store_location, absent=()
+            LocomoSource(data),
+            embedder=HashingEmbedder(),
+            settings=settings,
+            store=store_location,
+            absent=(),
         )
 
     result = run()

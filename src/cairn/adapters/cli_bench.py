@@ -15,6 +15,11 @@ def _print(result: object, as_json: bool) -> None:
     click.echo(json.dumps(result, indent=2 if not as_json else None, ensure_ascii=False))
 
 
+def _to_stderr(line: str) -> None:
+    """A long bench's progress lines, kept off the result on stdout."""
+    click.echo(line, err=True)
+
+
 @click.group()
 def bench() -> None:
     """Measure cairn on this machine."""
@@ -115,14 +120,11 @@ def locomo(
     """Evidence recall@k on LoCoMo through remember/recall, with lexical-only and dense-only
     rankings, latency and abstention in the same run; then session-level recall_any/all,
     nDCG@10, R@k with and without category 5, and the figures scored as peers score theirs."""
-    from cairn.bench.locomo import bench_locomo, render
+    from cairn.bench.locomo import LocomoSource, bench_locomo, render
 
     result = bench_locomo(
-        data,
-        mode=mode,
-        conversations=conversations or None,
-        max_questions=max_questions,
-        progress=lambda line: click.echo(line, err=True),
+        LocomoSource(data, mode, conversations or None, max_questions),
+        progress=_to_stderr,
         store=store,
         per_question=per_question,
     )
@@ -147,15 +149,11 @@ def locomo_fit(
 ) -> None:
     """The fusion's constants chosen by leave-one-conversation-out: held-out R@5/R@10 before
     and after the session breadth of list questions, per category, and each fold's choice."""
+    from cairn.bench.locomo import LocomoSource
     from cairn.bench.locomo_fit import fit_locomo, render_fit
 
-    result = fit_locomo(
-        data,
-        mode=mode,
-        conversations=conversations or None,
-        max_questions=max_questions,
-        progress=lambda line: click.echo(line, err=True),
-    )
+    source = LocomoSource(data, mode, conversations or None, max_questions)
+    result = fit_locomo(source, progress=_to_stderr)
     click.echo(json.dumps(result, ensure_ascii=False) if as_json else render_fit(result))
 
 
@@ -232,7 +230,7 @@ def abstention(
         seed=seed,
         conversations=conversations or None,
         features=fit,
-        progress=lambda line: click.echo(line, err=True),
+        progress=_to_stderr,
     )
     if fit:
         result["fit"] = leave_one_out(outcomes)

@@ -190,11 +190,22 @@ def scratch_cairn(
             yield mem
 
 
-def conversations_by_mode(data: Path, mode: str, names: Sequence[str] | None) -> list[Conversation]:
-    """The conversations a run asks, once `mode` is known to be one `ingest` stores by."""
-    if mode not in MODES:
-        raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)}.")
-    return load_conversations(Path(data), names)
+@dataclass(frozen=True, slots=True)
+class LocomoSource:
+    """What a LoCoMo run asks, the same for `cairn bench locomo` and `locomo-fit`: the data,
+    how a conversation is stored (`mode`), which conversations (all when None), and at most
+    how many questions of each (all when None)."""
+
+    data: Path
+    mode: str = "turns"
+    conversations: Sequence[str] | None = None
+    max_questions: int | None = None
+
+    def load(self) -> list[Conversation]:
+        """The conversations a run asks, once `mode` is known to be one `ingest` stores by."""
+        if self.mode not in MODES:
+            raise InvalidInput(f"mode {self.mode!r} is not one of {', '.join(MODES)}.")
+        return load_conversations(Path(self.data), self.conversations)
 
 
 def ingest(mem: Cairn, conv: Conversation, scope: str, mode: str) -> dict[str, tuple[str, ...]]:
@@ -281,13 +292,10 @@ def _ask(mem: Cairn, stored: _Stored, q: Question, tally: _Tally) -> Asked:
 
 # run --------------------------------------------------------------------------------------
 def bench_locomo(
-    data: Path,
+    source: LocomoSource,
     *,
-    mode: str = "turns",
     embedder: Embedder | None = None,
     settings: Settings | None = None,
-    conversations: Sequence[str] | None = None,
-    max_questions: int | None = None,
     absent: Sequence[str] = ABSENT,
     progress: Callable[[str], None] | None = None,
     store: str | None = None,
@@ -297,7 +305,7 @@ def bench_locomo(
     """Run the bench; `embedder` defaults to the settings' (the local model). `store` (a path
     or `postgresql://` URL of an empty store) runs it there instead of a temporary file.
     `per_question` names a file to write one JSON line per question to."""
-    convs = conversations_by_mode(data, mode, conversations)
+    convs = source.load()
     tally, rows = _Tally(), list[Asked]()
     base = settings or Settings.from_env()
     # The embedder comes from the real home, so its model cache is the user's (a temporary home
@@ -307,14 +315,14 @@ def bench_locomo(
     with scratch_cairn(base, embedder, "cairn-locomo-", store=store, clock=clock) as mem:
         require_empty(mem.store, "the LoCoMo bench", "point --store")
         for conv in convs:
-            stored = _run_conversation(mem, conv, mode, tally, rows, max_questions, absent)
+            stored = _run_conversation(mem, conv, source, tally, rows, absent)
             if progress is not None:
                 progress(f"conversation {conv.name}: {len(stored.refs)} memories")
         identity = mem.embedder.identity
         backend = mem.store.backend
     if per_question is not None:
         write_per_question(rows, per_question)
-    result = _summary(tally, mode, identity, [c.name for c in convs])
+    result = _summary(tally, source.mode, identity, [c.name for c in convs])
     return {
         **result,
         "backend": backend,
@@ -327,25 +335,24 @@ def bench_locomo(
 def _run_conversation(
     mem: Cairn,
     conv: Conversation,
-    mode: str,
+    source: LocomoSource,
     tally: _Tally,
     rows: list[Asked],
-    max_questions: int | None,
     absent: Sequence[str],
 ) -> _Stored:
     """Store one conversation and ask its questions: the bench's own, the absent-topic ones,
     then the others (last, so the accesses their recalls count cannot move the figures)."""
     scope = f"project:locomo/{conv.name}"
     start = time.perf_counter()
-    refs = ingest(mem, conv, scope, mode)
+    refs = ingest(mem, conv, scope, source.mode)
     tally.ingest_seconds += time.perf_counter() - start
     tally.memories += len(refs)
     stored = _Stored(conv.name, scope, refs, frozenset(d for ids in refs.values() for d in ids))
-    rows.extend(_ask(mem, stored, q, tally) for q in conv.questions[:max_questions])
+    rows.extend(_ask(mem, stored, q, tally) for q in conv.questions[: source.max_questions])
     for text in absent:
         answer = mem.recall(text, scope=scope, kind="memories")
         tally.absent_empty.append(not answer.hits)
-    rows.extend(_ask_other(mem, stored, q) for q in conv.others[:max_questions])
+    rows.extend(_ask_other(mem, stored, q) for q in conv.others[: source.max_questions])
     return stored
 
 

@@ -24,10 +24,9 @@ import itertools
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Any
 
-from cairn.bench.locomo import conversations_by_mode, ingest, scratch_cairn
+from cairn.bench.locomo import LocomoSource, ingest, scratch_cairn
 from cairn.bench.locomo_data import CATEGORIES, Conversation
 from cairn.bench.locomo_metrics import turn_recall
 from cairn.config import Settings
@@ -87,18 +86,15 @@ def _product(grid: dict[str, tuple[float, ...]]) -> list[tuple[float, ...]]:
 
 
 def fit_locomo(
-    data: Path,
+    source: LocomoSource,
     *,
-    mode: str = "turns",
     embedder: Embedder | None = None,
     settings: Settings | None = None,
-    conversations: Sequence[str] | None = None,
-    max_questions: int | None = None,
     grid: dict[str, tuple[float, ...]] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Ask every question under every recipe, then choose and score by leave-one-out."""
-    convs = conversations_by_mode(data, mode, conversations)
+    convs = source.load()
     if len(convs) < 2:
         raise InvalidInput("leave-one-out needs at least two conversations; give more.")
     candidates = recipes(GRID if grid is None else grid)
@@ -107,23 +103,22 @@ def fit_locomo(
     table: dict[str, list[Scores]] = {}
     with scratch_cairn(base, embedder, "cairn-locomo-fit-") as mem:
         for conv in convs:
-            table[conv.name] = _ask_all(mem, conv, mode, candidates, max_questions)
+            table[conv.name] = _ask_all(mem, conv, source, candidates)
             if progress is not None:
                 progress(f"conversation {conv.name}: {len(candidates)} recipes asked")
-    return summarise(table, candidates, mode)
+    return summarise(table, candidates, source.mode)
 
 
 def _ask_all(
     mem: Cairn,
     conv: Conversation,
-    mode: str,
+    source: LocomoSource,
     candidates: Sequence[FusionRecipe],
-    max_questions: int | None,
 ) -> list[Scores]:
     scope = f"project:locomo/{conv.name}"
-    refs = ingest(mem, conv, scope, mode)
+    refs = ingest(mem, conv, scope, source.mode)
     filt = MemoryFilter(scopes=visible_scopes(scope))
-    questions = [q for q in conv.questions[:max_questions] if q.evidence]
+    questions = [q for q in conv.questions[: source.max_questions] if q.evidence]
     ctx = mem._ctx  # the bench asks the ranking itself, as `cairn bench locomo` reads candidates
     out = []
     for recipe in candidates:
