@@ -43,7 +43,9 @@ project and `global`), the pool is ranked on `lexical` alone to a depth of twice
 divided by that share, and only those rows are joined with `memories` for the filter (at 100k
 the join of every ranked row was about a third of the pool query). That is exact: when at least
 `limit` of the deep rows pass the filter, no row below them can pass and outrank them (one total
-order, score then id); otherwise the joined query runs. Every returned row passed the filter.
+order, score then id); so is stopping when fewer rows than the depth matched at all (every
+match was ranked, which a short all-words tier usually is); otherwise the joined query runs.
+Every returned row passed the filter.
 
 Statistics. For a filter of scopes and statuses alone (every recall's default), the document
 count, field lengths and per-term document frequencies are sums over the per-(scope, status,
@@ -222,15 +224,18 @@ def _ranked(
     if share >= RANK_FIRST_SHARE:
         params["depth"] = math.ceil(RANK_FIRST_DEPTH * limit / share)
         rows = conn.execute(
-            f"SELECT t.memory_id, {_TEXT_OF.format('t')} FROM (SELECT l.memory_id,"
-            f" {_TEXT_OF.format('l')}, ({score}) AS score FROM lexical l"
-            " WHERE l.doc @@ %(q_any)s::tsquery ORDER BY score DESC, l.memory_id"
-            " LIMIT %(depth)s) t JOIN memories m ON m.id = t.memory_id"
+            f"WITH t AS MATERIALIZED (SELECT l.memory_id, {_TEXT_OF.format('l')},"
+            f" ({score}) AS score FROM lexical l WHERE l.doc @@ %(q_any)s::tsquery"
+            " ORDER BY score DESC, l.memory_id LIMIT %(depth)s)"
+            f" SELECT t.memory_id, {_TEXT_OF.format('t')}, (SELECT count(*) FROM t)"
+            " FROM t JOIN memories m ON m.id = t.memory_id"
             f" WHERE {where} ORDER BY t.score DESC, t.memory_id LIMIT %(limit)s",
             params,
         ).fetchall()
-        if len(rows) >= limit:
-            return [LexicalRow(int(row[0]), LexicalDoc(*row[1:])) for row in rows]
+        # Fewer ranked rows than the depth: every match was ranked, so the joined query
+        # would return these same rows (a short bounded tier, a query of rare words).
+        if len(rows) >= limit or (rows and int(rows[0][-1]) < params["depth"]):
+            return [LexicalRow(int(row[0]), LexicalDoc(*row[1:-1])) for row in rows]
     rows = conn.execute(
         f"SELECT l.memory_id, {_TEXT_OF.format('l')}"
         f" {_FROM} WHERE l.doc @@ %(q_any)s::tsquery AND {where}"
