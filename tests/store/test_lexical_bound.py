@@ -9,7 +9,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cairn.store.lexical_bound import Bound, plan, render, strictest, tiered_or_exact
+from cairn.store.lexical_bound import Bound, plan, render, stricter, tiered_or_exact
 
 TERMS = [f"t{i}" for i in range(8)]
 
@@ -79,23 +79,20 @@ def test_the_plan_keeps_rare_terms_alone_and_orders_common_ones_rarest_first() -
 
 
 @given(bounds())
-def test_the_strictest_bound_admits_a_row_with_a_rare_term_or_every_common_one(
-    bound: Bound,
-) -> None:
-    strict = strictest(bound)
-    if not bound.common or bound.at_least == len(bound.common):
-        assert strict is None
-        return
-    assert strict is not None and strict.rare == bound.rare
-    expression = render(strict, quoted, " AND ", " OR ")
-    planned = render(bound, quoted, " AND ", " OR ")
+def test_the_stricter_bounds_ask_for_every_common_term_then_all_but_one(bound: Bound) -> None:
+    tiers = stricter(bound)
+    wanted = [m for m in (len(bound.common), len(bound.common) - 1) if m > bound.at_least]
+    assert [tier.at_least for tier in tiers] == (wanted if bound.common else [])
     terms = [*bound.rare, *bound.common]
+    rendered = [render(b, quoted, " AND ", " OR ") for b in [*tiers, bound]]
     for present in map(
         set, itertools.chain.from_iterable(itertools.combinations(terms, k) for k in range(9))
     ):
-        wanted = bool(present & set(bound.rare)) or set(bound.common) <= present
-        assert holds(expression, present) is wanted
-        assert not wanted or holds(planned, present)  # each tier admits what the one before did
+        admitted = [holds(expression, present) for expression in rendered]
+        for tier, ok in zip(tiers, admitted, strict=False):
+            held = len(present & set(bound.common))
+            assert ok is (bool(present & set(bound.rare)) or held >= tier.at_least)
+        assert admitted == sorted(admitted)  # each tier admits what the ones before did
 
 
 def test_the_tiers_run_strictest_first_until_one_fills_the_pool() -> None:

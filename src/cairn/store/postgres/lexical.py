@@ -32,11 +32,11 @@ of the common ones: a tsquery the GIN index answers); a short pool reruns the ex
 Strictest first. Common words that travel together (a two-word name, a stock phrase) defeat
 the bound's independence: on the bench's vocabulary at 100k, "at least 2 of 5" admitted 13,100
 rows of a five-word query (GIN scan, heap reads and five `ts_rank`s each: most of a recall),
-while asking for all five found the 100 rows holding them in 1 ms. So the bound asking for
-every common term (a rare term still admits a row alone) runs first, and the planned bound only
-when it comes out short of `limit`. The price is the bound's own, one step further: a row
-missing a common word is left out when `limit` rows hold them all, although a much shorter
-row could have outranked them.
+while asking for all five found the 100 rows holding them in 1 ms. So the bounds asking for
+every common term, then for all but one, run first (a rare term still admits a row alone), and
+the planned bound only when both come out short of `limit` (`lexical_bound.stricter`). The
+price is the bound's own, a step further: a row missing a common word is left out when `limit`
+rows miss fewer, although a much shorter row could have outranked them.
 
 Ranked first. When the filter admits at least half of the store's entries (one project, or a
 project and `global`), the pool is ranked on `lexical` alone to a depth of twice the pool
@@ -172,8 +172,7 @@ def bounded_tiers(terms: Sequence[str], stats: LexicalStats) -> list[str]:
     )
     if bound is None:
         return []
-    strict = lexical_bound.strictest(bound)
-    bounds = [bound] if strict is None else [strict, bound]
+    bounds = [*lexical_bound.stricter(bound), bound]
     return [lexical_bound.render(b, term_query, " & ", " | ") for b in bounds]
 
 
@@ -226,16 +225,23 @@ def _ranked(
         rows = conn.execute(
             f"WITH t AS MATERIALIZED (SELECT l.memory_id, {_TEXT_OF.format('l')},"
             f" ({score}) AS score FROM lexical l WHERE l.doc @@ %(q_any)s::tsquery"
-            " ORDER BY score DESC, l.memory_id LIMIT %(depth)s)"
-            f" SELECT t.memory_id, {_TEXT_OF.format('t')}, (SELECT count(*) FROM t)"
-            " FROM t JOIN memories m ON m.id = t.memory_id"
-            f" WHERE {where} ORDER BY t.score DESC, t.memory_id LIMIT %(limit)s",
+            " ORDER BY score DESC, l.memory_id LIMIT %(depth)s),"
+            f" kept AS (SELECT t.memory_id, {_TEXT_OF.format('t')}, t.score FROM t"
+            f" JOIN memories m ON m.id = t.memory_id WHERE {where}"
+            " ORDER BY t.score DESC, t.memory_id LIMIT %(limit)s)"
+            f" SELECT k.memory_id, {_TEXT_OF.format('k')}, (SELECT count(*) FROM t)"
+            " FROM (SELECT 1) one LEFT JOIN kept k ON true ORDER BY k.score DESC, k.memory_id",
             params,
         ).fetchall()
-        # Fewer ranked rows than the depth: every match was ranked, so the joined query
-        # would return these same rows (a short bounded tier, a query of rare words).
-        if len(rows) >= limit or (rows and int(rows[0][-1]) < params["depth"]):
-            return [LexicalRow(int(row[0]), LexicalDoc(*row[1:-1])) for row in rows]
+        # One row of nulls when none passed. Fewer ranked rows than the depth: every match
+        # was ranked, so the joined query would return these same rows (a short bounded
+        # tier, a query of rare words).
+        ranked = int(rows[0][-1]) if rows else params["depth"]
+        kept = [
+            LexicalRow(int(row[0]), LexicalDoc(*row[1:-1])) for row in rows if row[0] is not None
+        ]
+        if len(kept) >= limit or ranked < params["depth"]:
+            return kept
     rows = conn.execute(
         f"SELECT l.memory_id, {_TEXT_OF.format('l')}"
         f" {_FROM} WHERE l.doc @@ %(q_any)s::tsquery AND {where}"
