@@ -309,6 +309,9 @@ def test_a_ranked_first_pool_that_ranked_every_match_is_not_asked_again(
                 sent.clear()
                 deep = lexical._ranked(conn, filt, ["plum"], 3, stats, None, 1.0)
                 assert len(deep) == 3 and sent == ["WITH t AS", "SELECT l."]  # depth 6
+                sent.clear()
+                none = lexical._ranked(conn, active("project:c"), ["plum"], 25, stats, None, 1.0)
+                assert (none, sent) == ([], ["WITH t AS"])  # all 30 ranked, none passed
             finally:
                 del conn.execute
         assert [r.memory_id for r in short] == [
