@@ -349,3 +349,35 @@ def test_the_ranked_first_pool_reads_the_gin_index(postgres_database_url: str) -
         assert statements and "lexical_doc" in statements[0]
     finally:
         store.close()
+
+
+def test_a_recall_s_keyword_half_reads_the_lexical_generation_once(
+    postgres_database_url: str,
+) -> None:
+    """`lexical_pool` answers what the three calls answer, with one `lexgen` read, not three."""
+    store = PostgresStore(postgres_database_url)
+    try:
+        for n in range(12):
+            memory_id = store.add_memory(new_memory(content=f"m{n}", scope="project:a"))
+            store.put_lexical(memory_id, doc(f"fig {'date' if n % 3 else 'kiwi'} n{n}"))
+        filt, sized = active("project:a"), MemoryFilter(scopes=("project:a",))
+        reads: list[str] = []
+        with store._db.connection() as conn:
+            real = conn.execute
+
+            def counted(query: Any, params: Any = None, **kw: Any) -> Any:
+                if "lexgen" in str(query):
+                    reads.append("lexgen")
+                return real(query, params, **kw)
+
+            conn.execute = counted  # type: ignore[method-assign]
+            try:
+                pool = lexical.lexical_pool(conn, store._stats, filt, ["fig", "kiwi"], 5, sized)
+            finally:
+                del conn.execute
+        assert reads == ["lexgen"]
+        assert pool.rows == store.lexical_candidates(filt, ["fig", "kiwi"], 5)
+        assert pool.stats == store.lexical_stats(filt, ["fig", "kiwi"])
+        assert pool.sized == 12
+    finally:
+        store.close()
