@@ -9,7 +9,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cairn.store.lexical_bound import Bound, plan, render
+from cairn.store.lexical_bound import Bound, plan, render, stricter, tiered_or_exact
 
 TERMS = [f"t{i}" for i in range(8)]
 
@@ -76,3 +76,38 @@ def test_the_plan_keeps_rare_terms_alone_and_orders_common_ones_rarest_first() -
     assert 2 <= bound.at_least <= 3
     assert plan(["a", "b"], {"a": 10, "b": 10}, total=100_000) is None  # cheap: rank them all
     assert plan(["a", "b", "c"], frequency, total=10_000) is None  # small store
+
+
+@given(bounds())
+def test_the_stricter_bounds_ask_for_every_common_term_then_all_but_one(bound: Bound) -> None:
+    tiers = stricter(bound)
+    wanted = [m for m in (len(bound.common), len(bound.common) - 1) if m > bound.at_least]
+    assert [tier.at_least for tier in tiers] == (wanted if bound.common else [])
+    terms = [*bound.rare, *bound.common]
+    rendered = [render(b, quoted, " AND ", " OR ") for b in [*tiers, bound]]
+    for present in map(
+        set, itertools.chain.from_iterable(itertools.combinations(terms, k) for k in range(9))
+    ):
+        admitted = [holds(expression, present) for expression in rendered]
+        for tier, ok in zip(tiers, admitted, strict=False):
+            held = len(present & set(bound.common))
+            assert ok is (bool(present & set(bound.rare)) or held >= tier.at_least)
+        assert admitted == sorted(admitted)  # each tier admits what the ones before did
+
+
+def test_the_tiers_run_strictest_first_until_one_fills_the_pool() -> None:
+    asked: list[str | None] = []
+    pools = {"strict": [1], "planned": [1, 2, 3], None: [1, 2, 3, 4]}
+
+    def ranked(bounded: str | None) -> list[int]:
+        asked.append(bounded)
+        return pools[bounded]
+
+    assert tiered_or_exact(ranked, ["strict", "planned"], 3) == [1, 2, 3]
+    assert asked == ["strict", "planned"]
+    asked.clear()
+    assert tiered_or_exact(ranked, ["strict", "planned"], 4) == [1, 2, 3, 4]  # both short
+    assert asked == ["strict", "planned", None]
+    asked.clear()
+    assert tiered_or_exact(ranked, ["strict"], 1) == [1]
+    assert asked == ["strict"]

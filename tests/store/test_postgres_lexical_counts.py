@@ -278,6 +278,49 @@ def test_ranking_before_the_filter_gives_the_joined_pool_and_never_another_scope
         store.close()
 
 
+def test_a_ranked_first_pool_that_ranked_every_match_is_not_asked_again(
+    postgres_database_url: str,
+) -> None:
+    """Fewer matches than the depth: the joined query could only return the same rows, so it
+    is not sent; a pool that ranked only the deepest rows and came out short still sends it."""
+    store = PostgresStore(postgres_database_url)
+    try:
+        for n in range(30):
+            scope = "project:b" if n < 12 else "project:a"
+            memory_id = store.add_memory(new_memory(content=f"m{n}", scope=scope))
+            # project:b's rows rank first (the word thrice in a short row), project:a's below.
+            text = "plum plum plum" if n < 12 else "plum and three more words"
+            store.put_lexical(memory_id, doc(f"{text} n{n}"))
+        filt = active("project:a")
+        sent: list[str] = []
+        with store._db.connection() as conn:
+            real = conn.execute
+
+            def counted(query: Any, params: Any = None, **kw: Any) -> Any:
+                sent.append(str(query)[:9])
+                return real(query, params, **kw)
+
+            conn.execute = counted  # type: ignore[method-assign]
+            try:
+                stats = store._stats.stats(conn, filt, ["plum"])
+                sent.clear()
+                short = lexical._ranked(conn, filt, ["plum"], 25, stats, None, 1.0)
+                assert (len(short), sent) == (18, ["WITH t AS"])  # depth 50 > 30 matches
+                sent.clear()
+                deep = lexical._ranked(conn, filt, ["plum"], 3, stats, None, 1.0)
+                assert len(deep) == 3 and sent == ["WITH t AS", "SELECT l."]  # depth 6
+                sent.clear()
+                none = lexical._ranked(conn, active("project:c"), ["plum"], 25, stats, None, 1.0)
+                assert (none, sent) == ([], ["WITH t AS"])  # all 30 ranked, none passed
+            finally:
+                del conn.execute
+        assert [r.memory_id for r in short] == [
+            r.memory_id for r in _pool(store, filt, ["plum"], 25, 0.0)
+        ]
+    finally:
+        store.close()
+
+
 def test_the_ranked_first_pool_reads_the_gin_index(postgres_database_url: str) -> None:
     store = PostgresStore(postgres_database_url)
     try:
@@ -291,7 +334,7 @@ def test_the_ranked_first_pool_reads_the_gin_index(postgres_database_url: str) -
             real = conn.execute
 
             def explained(query: Any, params: Any = None, **kw: Any) -> Any:
-                if isinstance(query, str) and query.startswith("SELECT t.memory_id"):
+                if isinstance(query, str) and query.startswith("WITH t AS"):
                     plan = real("EXPLAIN " + query, params).fetchall()
                     statements.append(" ".join(str(row[0]) for row in plan))
                 return real(query, params, **kw)
@@ -304,5 +347,37 @@ def test_the_ranked_first_pool_reads_the_gin_index(postgres_database_url: str) -
                 del conn.execute
                 conn.execute("RESET enable_seqscan")
         assert statements and "lexical_doc" in statements[0]
+    finally:
+        store.close()
+
+
+def test_a_recall_s_keyword_half_reads_the_lexical_generation_once(
+    postgres_database_url: str,
+) -> None:
+    """`lexical_pool` answers what the three calls answer, with one `lexgen` read, not three."""
+    store = PostgresStore(postgres_database_url)
+    try:
+        for n in range(12):
+            memory_id = store.add_memory(new_memory(content=f"m{n}", scope="project:a"))
+            store.put_lexical(memory_id, doc(f"fig {'date' if n % 3 else 'kiwi'} n{n}"))
+        filt, sized = active("project:a"), MemoryFilter(scopes=("project:a",))
+        reads: list[str] = []
+        with store._db.connection() as conn:
+            real = conn.execute
+
+            def counted(query: Any, params: Any = None, **kw: Any) -> Any:
+                if "lexgen" in str(query):
+                    reads.append("lexgen")
+                return real(query, params, **kw)
+
+            conn.execute = counted  # type: ignore[method-assign]
+            try:
+                pool = lexical.lexical_pool(conn, store._stats, filt, ["fig", "kiwi"], 5, sized)
+            finally:
+                del conn.execute
+        assert reads == ["lexgen"]
+        assert pool.rows == store.lexical_candidates(filt, ["fig", "kiwi"], 5)
+        assert pool.stats == store.lexical_stats(filt, ["fig", "kiwi"])
+        assert pool.sized == 12
     finally:
         store.close()

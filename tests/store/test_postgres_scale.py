@@ -173,6 +173,12 @@ def bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pg_lexical, "LARGE_STORE", 0)
 
 
+def _holding(url: str, query: str) -> set[int]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        found = conn.execute("SELECT memory_id FROM lexical WHERE doc @@ %s::tsquery", (query,))
+        return {int(row[0]) for row in found}
+
+
 @pytest.mark.usefixtures("bounded")
 def test_the_bounded_pool_is_the_exact_ranking_of_the_rows_worth_ranking(
     pg: PostgresStore, postgres_database_url: str
@@ -181,29 +187,58 @@ def test_the_bounded_pool_is_the_exact_ranking_of_the_rows_worth_ranking(
 
     _skewed(pg)
     filt = MemoryFilter((SCOPE,))
-    ran_bounded = 0
+    took: list[int] = []  # which tier each bounded pool came from
     for terms in (["w0", "w1", "w2"], ["w0", "w1", "w9"], ["w0", "w1", "w2", "w3", "w8"]):
         stats = pg.lexical_stats(filt, terms)
-        query = pg_lexical.bounded_query(terms, stats)
+        tiers = pg_lexical.bounded_tiers(terms, stats)
         pool = [row.memory_id for row in pg.lexical_candidates(filt, terms, 20)]
-        with psycopg.connect(postgres_database_url, autocommit=True) as conn:
-            worth = {
-                int(row[0])
-                for row in conn.execute(
-                    "SELECT memory_id FROM lexical WHERE doc @@ %s::tsquery",
-                    (query or pg_lexical.any_query(terms),),
-                )
-            }
         with pg._db.connection() as conn:  # the exact query: every match ranked
-            exact = pg_lexical._ranked(conn, filt, terms, 10**6, stats, None)
-        ranked_worth = [row.memory_id for row in exact if row.memory_id in worth]
-        if query is not None and len(worth) >= 20:
-            ran_bounded += 1
-            assert pool == ranked_worth[:20]  # the exact order, among the rows worth ranking
-            assert set(pool) <= worth
+            exact = [
+                row.memory_id for row in pg_lexical._ranked(conn, filt, terms, 10**6, stats, None)
+            ]
+        for tier, query in enumerate(tiers):
+            worth = _holding(postgres_database_url, query)
+            if len(worth) >= 20:
+                took.append(tier)
+                assert pool == [i for i in exact if i in worth][:20]  # the exact order there
+                break
         else:
-            assert pool == [row.memory_id for row in exact][:20]
-    assert ran_bounded >= 2  # the common-word queries took the bounded path
+            assert pool == exact[:20]
+    assert len(took) >= 2 and {0, 1} <= set(took)  # bounded pools, from both tiers
+
+
+@pytest.mark.usefixtures("bounded")
+def test_words_that_travel_together_are_ranked_from_the_rows_holding_them_all(
+    pg: PostgresStore, postgres_database_url: str
+) -> None:
+    """A two-word name in every other row defeats the planned bound (it admits most of the
+    store); the strictest tier ranks the rows holding every word, and when too few hold them
+    all the planned bound's pool comes back."""
+    from cairn.store.postgres import lexical as pg_lexical
+
+    with pg.transaction():
+        for n in range(300):
+            memory_id = pg.add_memory(new_memory(content=f"t{n}"))
+            words = ["acme", "corp"] if n % 2 else ["zed"]
+            words += [
+                w for w, every in (("retry", 3), ("webhook", 5), ("long", 7)) if n % every == 0
+            ]
+            pg.put_lexical(memory_id, doc(" ".join([*words, *(["pad"] * (n % 4))])))
+    pg.maintain()
+    filt = MemoryFilter((SCOPE,))
+    terms = ["acme", "corp", "retry", "webhook"]
+    stats = pg.lexical_stats(filt, terms)
+    strict, planned = pg_lexical.bounded_tiers(terms, stats)
+    every = _holding(postgres_database_url, strict)
+    assert len(every) == 10 and len(_holding(postgres_database_url, planned)) == 70
+    with pg._db.connection() as conn:
+        exact = [row.memory_id for row in pg_lexical._ranked(conn, filt, terms, 10**6, stats, None)]
+    for limit in (5, 10):
+        pool = [row.memory_id for row in pg.lexical_candidates(filt, terms, limit)]
+        assert pool == [i for i in exact if i in every][:limit] == exact[:limit]
+    worth = _holding(postgres_database_url, planned)
+    pool = [row.memory_id for row in pg.lexical_candidates(filt, terms, 40)]
+    assert pool == [i for i in exact if i in worth][:40]  # short of 40: the planned bound's
 
 
 @pytest.mark.usefixtures("bounded")

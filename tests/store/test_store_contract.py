@@ -392,6 +392,36 @@ def test_lexical_stats_follow_every_write_including_another_handles(store: Store
     assert store.lexical_stats(active(), ["alpha"]).document_frequency == {"alpha": 2}
 
 
+def test_the_lexical_pool_is_the_candidates_their_statistics_and_a_wider_count(
+    store: Store,
+) -> None:
+    _add_with_doc(store, doc("alpha beta", tags="x"))
+    task = _add_with_doc(store, doc("alpha gamma"), type="task")
+    _add_with_doc(store, doc("alpha delta"), scope=OTHER)
+    _add_with_doc(store, doc("unrelated"))
+    for filt, terms in (
+        (active(), ["alpha", "beta"]),
+        (active(types=("task",)), ["alpha"]),
+        (active(SCOPE, OTHER), ["alpha", "delta"]),
+    ):
+        sized = MemoryFilter(scopes=filt.scopes)
+        pool = store.lexical_pool(filt, terms, 2, sized)
+        assert pool.rows == store.lexical_candidates(filt, terms, 2) and pool.rows
+        assert pool.stats == store.lexical_stats(filt, terms)
+        assert pool.sized == store.lexical_stats(sized, ()).doc_count
+    assert [r.memory_id for r in store.lexical_pool(active(types=("task",)), ["alpha"], 5,
+        MemoryFilter(scopes=(SCOPE,))).rows] == [task]  # fmt: skip
+    nothing = store.lexical_pool(active(), ["absent"], 5, MemoryFilter(scopes=(SCOPE,)))
+    assert (nothing.rows, nothing.stats, nothing.sized) == ([], None, 3)
+    no_terms = store.lexical_pool(active(), [], 5, MemoryFilter(scopes=(SCOPE, OTHER)))
+    assert (no_terms.rows, no_terms.stats, no_terms.sized) == ([], None, 4)
+    # A write between two pools is seen by the next one.
+    _add_with_doc(store, doc("alpha again"))
+    again = store.lexical_pool(active(), ["alpha"], 10, MemoryFilter(scopes=(SCOPE,)))
+    assert again.stats is not None and again.stats.document_frequency == {"alpha": 3}
+    assert again.sized == 4 and len(again.rows) == 3
+
+
 def test_lexical_terms_match_exactly_as_analysed(store: Store) -> None:
     # Terms reach the store folded and stemmed; whatever they are, they must match themselves.
     terms = ["привет", "日本語", "x2e", "007", "o'neil", "back\\slash", "ß"]

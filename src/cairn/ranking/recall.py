@@ -283,13 +283,10 @@ def keyword_only(
 
 def _lexical(ctx: Context, filt: MemoryFilter, terms: Sequence[str]) -> Lexical:
     """BM25F over the memory's fields and its neighbours' text, per-scope statistics."""
-    doc_count = ctx.store.lexical_stats(MemoryFilter(scopes=filt.scopes), ()).doc_count
-    if not terms:
+    pool = ctx.store.lexical_pool(filt, terms, LEXICAL_POOL, MemoryFilter(scopes=filt.scopes))
+    doc_count, rows, stats = pool.sized, pool.rows, pool.stats
+    if not rows or stats is None:
         return Lexical(scope_size=doc_count)
-    rows = ctx.store.lexical_candidates(filt, terms, LEXICAL_POOL)
-    if not rows:
-        return Lexical(scope_size=doc_count)
-    stats = ctx.store.lexical_stats(filt, terms)
     scorer = BM25F(
         CorpusStats(stats.doc_count, stats.document_frequency, stats.average_length),
         field_weights=FIELD_WEIGHTS,

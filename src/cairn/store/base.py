@@ -10,7 +10,8 @@ lifecycle). What a backend must provide beyond plain rows:
 - `nearest()`: cosine nearest neighbours among the vectors of one embedder identity,
   restricted by a `MemoryFilter`.
 - `lexical_candidates()` / `lexical_stats()`: documents that share at least one analysed term
-  with the query, and the per-scope statistics BM25 needs. Text analysis (folding, stemming)
+  with the query, and the per-scope statistics BM25 needs; `lexical_pool()` gives a recall
+  both, and a wider filter's document count, in one call. Text analysis (folding, stemming)
   happens in `cairn.ranking.lexical` before anything reaches the backend, so every backend
   indexes exactly the same terms.
 
@@ -136,6 +137,17 @@ class LexicalStats:
         """From (documents, each `LEXICAL_FIELDS` field's average length or None) and counts."""
         lengths = zip(LEXICAL_FIELDS, averages[1:], strict=True)
         return cls(int(averages[0]), frequency, {name: float(v or 0.0) for name, v in lengths})
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalPool:
+    """A query's keyword candidates, the statistics that rank them (None when nothing matched
+    and the backend did not count them), and the document count of a wider filter (`sized`,
+    the gate's rarity), read as one call so a backend may check its counters once."""
+
+    rows: list[LexicalRow]
+    stats: LexicalStats | None
+    sized: int
 
 
 class ContextStore(Protocol):
@@ -286,6 +298,10 @@ class Store(
     ) -> list[LexicalRow]: ...
 
     def lexical_stats(self, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats: ...
+
+    def lexical_pool(
+        self, filt: MemoryFilter, terms: Sequence[str], limit: int, sized: MemoryFilter
+    ) -> LexicalPool: ...
 
     # whole-store copy (export/import, migrate)
     def import_memory(self, memory: Memory) -> None: ...

@@ -29,12 +29,23 @@ terms' document frequencies add up past `EXACT_MATCHES` on a store of `LARGE_STO
 only the rows `cairn.store.lexical_bound` deems worth ranking are ranked (a rare term, or several
 of the common ones: a tsquery the GIN index answers); a short pool reruns the exact query.
 
+Strictest first. Common words that travel together (a two-word name, a stock phrase) defeat
+the bound's independence: on the bench's vocabulary at 100k, "at least 2 of 5" admitted 13,100
+rows of a five-word query (GIN scan, heap reads and five `ts_rank`s each: most of a recall),
+while asking for all five found the 100 rows holding them in 1 ms. So the bounds asking for
+every common term, then for all but one, run first (a rare term still admits a row alone), and
+the planned bound only when both come out short of `limit` (`lexical_bound.stricter`). The
+price is the bound's own, a step further: a row missing a common word is left out when `limit`
+rows miss fewer, although a much shorter row could have outranked them.
+
 Ranked first. When the filter admits at least half of the store's entries (one project, or a
 project and `global`), the pool is ranked on `lexical` alone to a depth of twice the pool
 divided by that share, and only those rows are joined with `memories` for the filter (at 100k
 the join of every ranked row was about a third of the pool query). That is exact: when at least
 `limit` of the deep rows pass the filter, no row below them can pass and outrank them (one total
-order, score then id); otherwise the joined query runs. Every returned row passed the filter.
+order, score then id); so is stopping when fewer rows than the depth matched at all (every
+match was ranked, which a short all-words tier usually is); otherwise the joined query runs.
+Every returned row passed the filter.
 
 Statistics. For a filter of scopes and statuses alone (every recall's default), the document
 count, field lengths and per-term document frequencies are sums over the per-(scope, status,
@@ -52,7 +63,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from cairn.store import lexical_bound
-from cairn.store.base import LEXICAL_FIELDS, LexicalDoc, LexicalRow, LexicalStats, MemoryFilter
+from cairn.store.base import (
+    LEXICAL_FIELDS,
+    LexicalDoc,
+    LexicalPool,
+    LexicalRow,
+    LexicalStats,
+    MemoryFilter,
+)
 from cairn.store.postgres.connection import Conn
 from cairn.store.postgres.filters import filter_sql
 from cairn.store.stats_cache import GenerationCache
@@ -149,12 +167,20 @@ def _term_params(terms: list[str]) -> dict[str, Any]:
 
 def bounded_query(terms: Sequence[str], stats: LexicalStats) -> str | None:
     """The tsquery of the rows worth ranking (see "Bounded work"), or None to rank every match."""
+    tiers = bounded_tiers(terms, stats)
+    return tiers[-1] if tiers else None
+
+
+def bounded_tiers(terms: Sequence[str], stats: LexicalStats) -> list[str]:
+    """The tsqueries to try in turn, strictest first (see "Strictest first"); none to rank
+    every match."""
     bound = lexical_bound.plan(
         terms, stats.document_frequency, stats.doc_count, EXACT_MATCHES, LARGE_STORE
     )
     if bound is None:
-        return None
-    return lexical_bound.render(bound, term_query, " & ", " | ")
+        return []
+    bounds = [*lexical_bound.stricter(bound), bound]
+    return [lexical_bound.render(b, term_query, " & ", " | ") for b in bounds]
 
 
 def lexical_candidates(
@@ -171,9 +197,9 @@ def lexical_candidates(
     if not wanted or limit <= 0 or not filt.scopes:
         return []
     share = stats.doc_count / total if total > 0 else 0.0
-    return lexical_bound.bounded_or_exact(
+    return lexical_bound.tiered_or_exact(
         lambda bounded: _ranked(conn, filt, wanted, limit, stats, bounded, share),
-        bounded_query(wanted, stats),
+        bounded_tiers(wanted, stats),
         limit,
     )
 
@@ -204,15 +230,25 @@ def _ranked(
     if share >= RANK_FIRST_SHARE:
         params["depth"] = math.ceil(RANK_FIRST_DEPTH * limit / share)
         rows = conn.execute(
-            f"SELECT t.memory_id, {_TEXT_OF.format('t')} FROM (SELECT l.memory_id,"
-            f" {_TEXT_OF.format('l')}, ({score}) AS score FROM lexical l"
-            " WHERE l.doc @@ %(q_any)s::tsquery ORDER BY score DESC, l.memory_id"
-            " LIMIT %(depth)s) t JOIN memories m ON m.id = t.memory_id"
-            f" WHERE {where} ORDER BY t.score DESC, t.memory_id LIMIT %(limit)s",
+            f"WITH t AS MATERIALIZED (SELECT l.memory_id, {_TEXT_OF.format('l')},"
+            f" ({score}) AS score FROM lexical l WHERE l.doc @@ %(q_any)s::tsquery"
+            " ORDER BY score DESC, l.memory_id LIMIT %(depth)s),"
+            f" kept AS (SELECT t.memory_id, {_TEXT_OF.format('t')}, t.score FROM t"
+            f" JOIN memories m ON m.id = t.memory_id WHERE {where}"
+            " ORDER BY t.score DESC, t.memory_id LIMIT %(limit)s)"
+            f" SELECT k.memory_id, {_TEXT_OF.format('k')}, (SELECT count(*) FROM t)"
+            " FROM (SELECT 1) one LEFT JOIN kept k ON true ORDER BY k.score DESC, k.memory_id",
             params,
         ).fetchall()
-        if len(rows) >= limit:
-            return [LexicalRow(int(row[0]), LexicalDoc(*row[1:])) for row in rows]
+        # One row of nulls when none passed. Fewer ranked rows than the depth: every match
+        # was ranked, so the joined query would return these same rows (a short bounded
+        # tier, a query of rare words).
+        ranked = int(rows[0][-1]) if rows else params["depth"]
+        kept = [
+            LexicalRow(int(row[0]), LexicalDoc(*row[1:-1])) for row in rows if row[0] is not None
+        ]
+        if len(kept) >= limit or ranked < params["depth"]:
+            return kept
     rows = conn.execute(
         f"SELECT l.memory_id, {_TEXT_OF.format('l')}"
         f" {_FROM} WHERE l.doc @@ %(q_any)s::tsquery AND {where}"
@@ -243,8 +279,17 @@ class StatsCache:
         self, conn: Conn, filt: MemoryFilter, terms: Sequence[str]
     ) -> tuple[LexicalStats, int]:
         """The filter's statistics, and the number of lexical entries in the whole store."""
+        return self.counted(conn, self.entries(conn), filt, terms)
+
+    def entries(self, conn: Conn) -> dict[Any, Any]:
+        """The statistics counted under the store's current `lexgen` (one read)."""
         row = conn.execute("SELECT value FROM meta WHERE key = 'lexgen'").fetchone()
-        items = self._cache.current(str(row[0]) if row else None)
+        return self._cache.current(str(row[0]) if row else None)
+
+    def counted(
+        self, conn: Conn, items: dict[Any, Any], filt: MemoryFilter, terms: Sequence[str]
+    ) -> tuple[LexicalStats, int]:
+        """`stats_and_total` from `entries` read before, counting only what they lack."""
         total = items.get(None)
         if total is None:
             found = conn.execute("SELECT coalesce(sum(docs), 0) FROM lexical_groups").fetchone()
@@ -258,6 +303,26 @@ class StatsCache:
             items.update(((filt, t), n) for t, n in _frequencies(conn, filt, missing).items())
         frequency = {term: int(items[(filt, term)]) for term in wanted}
         return LexicalStats.counted(averages, frequency), int(total)
+
+
+def lexical_pool(
+    conn: Conn,
+    cache: StatsCache,
+    filt: MemoryFilter,
+    terms: Sequence[str],
+    limit: int,
+    sized: MemoryFilter,
+) -> LexicalPool:
+    """A recall's keyword half with one `lexgen` read instead of three (one per call): under
+    load each statement costs a scheduling round. The three reads see one generation of the
+    counts, as if a write landing between them had landed after."""
+    items = cache.entries(conn)
+    size = cache.counted(conn, items, sized, ())[0].doc_count
+    if not terms:
+        return LexicalPool([], None, size)
+    stats, total = cache.counted(conn, items, filt, terms)
+    rows = lexical_candidates(conn, filt, terms, limit, stats, total)
+    return LexicalPool(rows, stats if rows else None, size)
 
 
 def _group_params(filt: MemoryFilter) -> dict[str, Any]:

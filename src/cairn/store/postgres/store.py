@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from cairn.embeddings.base import Vector
 from cairn.store.base import (
     LexicalDoc,
+    LexicalPool,
     LexicalRow,
     LexicalStats,
     MemoryFilter,
@@ -154,6 +155,12 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
     def lexical_stats(self, filt: MemoryFilter, terms: Sequence[str]) -> LexicalStats:
         with self._db.connection() as conn:
             return self._stats.stats(conn, filt, terms)
+
+    def lexical_pool(
+        self, filt: MemoryFilter, terms: Sequence[str], limit: int, sized: MemoryFilter
+    ) -> LexicalPool:
+        with self._db.connection() as conn:
+            return lexical.lexical_pool(conn, self._stats, filt, terms, limit, sized)
 
     def iter_vectors(self) -> Iterator[tuple[int, str, Vector]]:
         return self._pages(vectors.vector_page, lambda item: item[0])

@@ -10,6 +10,7 @@ from typing import Any
 from cairn.embeddings.base import Vector
 from cairn.store.base import (
     LexicalDoc,
+    LexicalPool,
     LexicalRow,
     LexicalStats,
     MemoryFilter,
@@ -155,6 +156,14 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
         averages = lexical.averages(conn, filt, cache)
         frequencies = lexical.document_frequencies(conn, filt, terms, cache, self._postings)
         return LexicalStats.counted(averages, frequencies)
+
+    def lexical_pool(
+        self, filt: MemoryFilter, terms: Sequence[str], limit: int, sized: MemoryFilter
+    ) -> LexicalPool:
+        """The three reads in turn: an in-process check of the counters costs nothing here."""
+        size = self.lexical_stats(sized, ()).doc_count
+        rows = self.lexical_candidates(filt, terms, limit) if terms else []
+        return LexicalPool(rows, self.lexical_stats(filt, terms) if rows else None, size)
 
     def iter_vectors(self) -> Iterator[tuple[int, str, Vector]]:
         rows = self._db.get().execute(
