@@ -292,7 +292,8 @@ def store_claim(ctx: Context, claim: Claim, vector: Vector, *, dedup: bool) -> R
         store.update_memory(memory_id, {"source_event_id": event_id})
         store.put_vector(memory_id, identity, vector)
         index_memory(store, memory_id, claim.content, claim.tags, claim.source_ref, claim.reason)
-        neighbours.after_write(store, memory_id, identity)
+        if claim.session_id is not None:  # without a session a memory has no neighbours
+            neighbours.after_write(store, memory_id, identity)
         if claim.citation is not None:
             store.put_citation(claim.citation.row(memory_id, claim.scope, now))
         _link(ctx, claim, memory_id, now)
