@@ -287,12 +287,14 @@ def store_claim(ctx: Context, claim: Claim, vector: Vector, *, dedup: bool) -> R
                     event_ref(event_id),
                     similarity,
                 )
-        memory_id = store.add_memory(_new_memory(ctx, claim, now))
-        event_id = _record(ctx, claim, memory_id, "created", now, update)
-        store.update_memory(memory_id, {"source_event_id": event_id})
+        memory_id, event_id = store.add_memory_with_event(
+            _new_memory(ctx, claim, now),
+            lambda made: _event(ctx, claim, made, "created", now, update),
+        )
         store.put_vector(memory_id, identity, vector)
         index_memory(store, memory_id, claim.content, claim.tags, claim.source_ref, claim.reason)
-        neighbours.after_write(store, memory_id, identity)
+        if claim.session_id is not None:  # without a session a memory has no neighbours
+            neighbours.after_write(store, memory_id, identity)
         if claim.citation is not None:
             store.put_citation(claim.citation.row(memory_id, claim.scope, now))
         _link(ctx, claim, memory_id, now)
@@ -397,14 +399,18 @@ def _new_memory(ctx: Context, claim: Claim, now: datetime) -> NewMemory:
     )
 
 
-def _record(
+def _record(ctx: Context, claim: Claim, memory_id: int, disposition: str, now: datetime) -> int:
+    return ctx.store.add_event(_event(ctx, claim, memory_id, disposition, now))
+
+
+def _event(
     ctx: Context,
     claim: Claim,
     memory_id: int,
     disposition: str,
     now: datetime,
     update: Near | None = None,
-) -> int:
+) -> NewEvent:
     limit = ctx.settings.event_payload_chars
     payload: dict[str, Any] = {
         "content": claim.content[:limit],
@@ -419,10 +425,8 @@ def _record(
         payload["changed"] = update.changed
     if ctx.integration_version is not None:
         payload["integration_version"] = ctx.integration_version
-    return ctx.store.add_event(
-        NewEvent(
-            "remember", claim.scope, claim.session_id, now, ctx.integration, memory_id, payload
-        )
+    return NewEvent(
+        "remember", claim.scope, claim.session_id, now, ctx.integration, memory_id, payload
     )
 
 

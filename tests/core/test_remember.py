@@ -62,6 +62,26 @@ def test_near_duplicate_is_boosted_not_duplicated(mem: Cairn) -> None:
     assert counts(mem)[0] == 1
 
 
+def test_only_a_memory_written_in_a_session_looks_for_its_neighbours(mem: Cairn) -> None:
+    # Without a session a memory has no neighbours: remember skips the window queries.
+    asked: list[list[int]] = []
+    original = mem.store.session_windows
+
+    def noting(memory_ids: list[int], reach: int) -> dict[int, tuple[int, ...]]:
+        asked.append(list(memory_ids))
+        return original(memory_ids, reach)
+
+    mem.store.session_windows = noting  # type: ignore[method-assign]
+    alone = mem.remember("The exporter writes UTF-8.", type="fact", scope=SCOPE)
+    assert asked == []
+    session = mem.activate("try the ice cream place", scope=SCOPE).session_id
+    first = mem.remember("We looked at the ice cream menu.", type="fact", session_id=session)
+    second = mem.remember("Super good, rich and creamy!", type="fact", session_id=session)
+    assert asked[0] == [int(first.memory_id[4:])]
+    assert [int(second.memory_id[4:])] in asked
+    assert alone.disposition == "created"
+
+
 def test_dedup_threshold_is_configurable(
     store_location: str,
     settings,

@@ -395,7 +395,14 @@ def test_a_recall_commits_lazily_and_a_remember_durably(
             seen.append(f"{event.kind}:{_synchronous_commit(store)}")
             return original(event)
 
+        adding = store.add_memory_with_event
+
+        def noting_memory(memory: Any, event: Any) -> tuple[int, int]:
+            seen.append(f"{event(0).kind}:{_synchronous_commit(store)}")
+            return adding(memory, event)
+
         store.add_event = noting  # type: ignore[method-assign]
+        store.add_memory_with_event = noting_memory  # type: ignore[method-assign]
         mem.remember("Deploys go through the staging cluster first", type="decision")
         mem.recall("how do deploys work")
         assert seen == ["remember:on", "recall:off"]

@@ -57,6 +57,26 @@ def test_memory_round_trips_exactly(store: Store) -> None:
     assert got.written_at.tzinfo is UTC and got.occurred_at.utcoffset() == timedelta(0)
 
 
+def test_a_memory_added_with_its_event_names_it_and_is_named_by_it(store: Store) -> None:
+    before = store.add_memory(new_memory(content="before"))
+    new = new_memory(content="with its event", tags=("db", "ops"), session_id="s1", replaces=2)
+    memory_id, event_id = store.add_memory_with_event(
+        new, lambda made: new_event(memory_id=made, payload={"content": "with its event"})
+    )
+    assert memory_id > before
+    [got] = store.get_memories([memory_id])
+    assert got == as_stored(memory_id, replace(new, source_event_id=event_id))
+    [event] = store.get_events([event_id])
+    assert event == Event(
+        id=event_id, kind="remember", scope=SCOPE, session_id="s1", at=new_event().at,
+        integration="python", memory_id=memory_id, payload={"content": "with its event"},
+    )  # fmt: skip
+    tagged = store.filter_ids(active(tags=("ops",)), [before, memory_id])
+    assert tagged == {memory_id}  # the tag rows filters read
+    assert store.add_memory(new_memory(content="after")) > memory_id  # the sequences moved on
+    assert store.add_event(new_event()) > event_id
+
+
 def test_naive_and_offset_times_are_stored_as_utc(store: Store) -> None:
     aware = datetime(2026, 3, 1, 14, 0, tzinfo=UTC)
     offset = aware.astimezone(timezone(timedelta(hours=5, minutes=30)))

@@ -23,7 +23,7 @@ Times cross this seam as timezone-aware UTC datetimes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -228,6 +228,13 @@ class Store(
 
     # memories
     def add_memory(self, memory: NewMemory) -> int: ...
+
+    def add_memory_with_event(
+        self, memory: NewMemory, event: Callable[[int], NewEvent]
+    ) -> tuple[int, int]:
+        """Add a memory and the event that made it (`event(memory_id)`), the memory's
+        `source_event_id` naming that event; returns (memory id, event id)."""
+        ...
 
     def get_memories(self, ids: Sequence[int]) -> list[Memory]: ...
 

@@ -100,6 +100,15 @@ class MemoryRows(ABC):
         self._memories_added(1)
         return memory_id
 
+    def add_memory_with_event(
+        self, memory: NewMemory, event: Callable[[int], NewEvent]
+    ) -> tuple[int, int]:
+        with self._sql.write():
+            memory_id = self.add_memory(memory)
+            event_id = self.add_event(event(memory_id))
+            self.update_memory(memory_id, {"source_event_id": event_id})
+        return memory_id, event_id
+
     def get_memories(self, ids: Sequence[int]) -> list[Memory]:
         rows = self._sql.select_in(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {{among}}", "id", ids
