@@ -346,7 +346,43 @@ def test_feedback_reorders_but_the_gate_reads_the_query_itself(mem: Cairn) -> No
     first = candidates(ctx, text, filt, ctx.clock(), off)
     second = candidates(ctx, text, filt, ctx.clock(), on)
     assert first.lexical.scores == second.lexical.scores
-    assert second.dense != first.dense  # the dense search ran with the moved query
+    assert second.dense != first.dense  # the moved query re-scored the pass
     assert first.vector is second.vector or (first.vector == second.vector).all()
     uncut = RecallQuery(text, filt, 10, cut=False)
     assert {s.memory.id for s in retrieve(ctx, uncut, on)} <= set(second.fused)
+
+
+def test_feedback_rescores_the_first_pass_and_adds_no_candidate(mem: Cairn) -> None:
+    """The moved query re-scores the memories the first pass found (its dense pool and keyword
+    matches) with their exact window cosines; it runs no second search of the whole store, so
+    on a store past the dense pool's size no memory outside the first pass joins."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from cairn.ranking.expansion import expanded_query, feedback_ids
+    from cairn.ranking.recall import DENSE_POOL, candidates
+    from cairn.scope import visible_scopes
+    from cairn.store.base import MemoryFilter
+
+    fill(mem, DENSE_POOL + 80)
+    mem.remember(
+        "The billing worker retries failed webhooks with backoff.", type="fact", scope=SCOPE
+    )
+    ctx, filt = mem._ctx, MemoryFilter(scopes=visible_scopes(SCOPE))
+    text = "how are webhooks retried"
+    off, on = replace(RECIPE, feedback_weight=0.0), replace(RECIPE, feedback_weight=0.5)
+    first = candidates(ctx, text, filt, ctx.clock(), off)
+    second = candidates(ctx, text, filt, ctx.clock(), on)
+    assert set(second.dense) == set(first.dense)
+    top = feedback_ids(
+        {i: v * first.date.get(i, 1.0) for i, v in first.fused.items()}, on.feedback_docs
+    )
+    found = ctx.store.get_vectors(top, ctx.embedder.identity)
+    moved = expanded_query(first.vector, [found[i] for i in top if i in found], 0.5)
+    ids = list(first.dense)
+    exact = ctx.store.window_similarities(filt, ctx.embedder.identity, moved, 0, ids)
+    assert np.allclose([second.dense[i] for i in ids], [exact[i] for i in ids], atol=1e-6)
+    # A search of the whole store with the moved query would have found others.
+    searched = ctx.store.window_similarities(filt, ctx.embedder.identity, moved, DENSE_POOL, ())
+    assert set(searched) - set(first.dense)

@@ -66,7 +66,7 @@ def _ranked(mem: Cairn, text: str) -> list[tuple[int, float, tuple[tuple[str, fl
 
 
 def _first_pass(mem: Cairn, text: str) -> tuple[dict[int, float], dict[int, float]]:
-    """The dense and fused scores of the pass before feedback (which redoes the dense search
+    """The dense and fused scores of the pass before feedback (which re-scores the dense pool
     on the caller's thread, and would hide a first pass that went wrong)."""
     recipe = replace(RECIPE, feedback_weight=0.0)
     filt = MemoryFilter(scopes=visible_scopes(SCOPE))

@@ -3,9 +3,10 @@
 A question's own embedding is often far from the words its answer uses ("What books has Tim
 read?" against "Tim: I just finished the Name of the Wind"). The first pass of a recall already
 fuses keywords and the embedding; its best few memories are likely on topic, and their own
-vectors carry the vocabulary the question lacks. The dense search is run a second time with
-`normalise(query + weight * mean(own vectors of the top `docs`))` (Rocchio, positive part
-only): no model call, one more cosine scan over the window vectors.
+vectors carry the vocabulary the question lacks. The first pass's candidates are scored again
+with `normalise(query + weight * mean(own vectors of the top `docs`))` (Rocchio, positive part
+only): no model call and no second search, only the exact window cosines of the memories the
+first pass found (`cairn.ranking.recall.candidates`).
 
 The query's own vector stays what the gate judges (cairn.ranking.gate): feedback may re-order
 candidates, never decide whether a question is answerable. `FusionRecipe.feedback_weight` and

