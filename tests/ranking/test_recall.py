@@ -8,9 +8,11 @@ from datetime import timedelta
 import pytest
 
 from cairn import Cairn
-from cairn.ranking.fusion import RECIPE
+from cairn.ranking.fusion import RECIPE, FusionRecipe
 from cairn.ranking.gate import GATE
+from cairn.ranking.recall import Phrasing
 from cairn.ranking.signals import RECENCY_GAIN
+from cairn.store.base import MemoryFilter
 from clocks import FakeClock
 
 SCOPE = "project:example/ranking"
@@ -329,22 +331,35 @@ def test_a_question_naming_one_speaker_lowers_what_the_others_said(mem: Cairn) -
     assert all("speaker" not in (h.explain or {}) for h in both.hits)
 
 
-def test_feedback_reorders_but_the_gate_reads_the_query_itself(mem: Cairn) -> None:
+FEEDBACK_QUERY = "how are webhooks retried"
+
+
+def _feedback_passes(
+    mem: Cairn, filler: int
+) -> tuple[MemoryFilter, FusionRecipe, Phrasing, Phrasing]:
+    """A scope of `filler` unrelated memories and one on topic; the candidates of
+    `FEEDBACK_QUERY` without feedback and with feedback at 0.5: (filter, recipe on, off, on)."""
     from dataclasses import replace
 
-    from cairn.ranking.recall import RecallQuery, candidates, retrieve
+    from cairn.ranking.recall import candidates
     from cairn.scope import visible_scopes
-    from cairn.store.base import MemoryFilter
 
-    fill(mem, 30)
+    fill(mem, filler)
     mem.remember(
         "The billing worker retries failed webhooks with backoff.", type="fact", scope=SCOPE
     )
     ctx, filt = mem._ctx, MemoryFilter(scopes=visible_scopes(SCOPE))
-    text = "how are webhooks retried"
     off, on = replace(RECIPE, feedback_weight=0.0), replace(RECIPE, feedback_weight=0.5)
-    first = candidates(ctx, text, filt, ctx.clock(), off)
-    second = candidates(ctx, text, filt, ctx.clock(), on)
+    first = candidates(ctx, FEEDBACK_QUERY, filt, ctx.clock(), off)
+    second = candidates(ctx, FEEDBACK_QUERY, filt, ctx.clock(), on)
+    return filt, on, first, second
+
+
+def test_feedback_reorders_but_the_gate_reads_the_query_itself(mem: Cairn) -> None:
+    from cairn.ranking.recall import RecallQuery, retrieve
+
+    ctx, text = mem._ctx, FEEDBACK_QUERY
+    filt, on, first, second = _feedback_passes(mem, 30)
     assert first.lexical.scores == second.lexical.scores
     assert second.dense != first.dense  # the moved query re-scored the pass
     assert first.vector is second.vector or (first.vector == second.vector).all()
@@ -356,28 +371,15 @@ def test_feedback_rescores_the_first_pass_and_adds_no_candidate(mem: Cairn) -> N
     """The moved query re-scores the memories the first pass found (its dense pool and keyword
     matches) with their exact window cosines; it runs no second search of the whole store, so
     on a store past the dense pool's size no memory outside the first pass joins."""
-    from dataclasses import replace
-
     import numpy as np
 
     from cairn.ranking.expansion import expanded_query, feedback_ids
-    from cairn.ranking.recall import DENSE_POOL, candidates
-    from cairn.scope import visible_scopes
-    from cairn.store.base import MemoryFilter
+    from cairn.ranking.recall import DENSE_POOL
 
-    fill(mem, DENSE_POOL + 80)
-    mem.remember(
-        "The billing worker retries failed webhooks with backoff.", type="fact", scope=SCOPE
-    )
-    ctx, filt = mem._ctx, MemoryFilter(scopes=visible_scopes(SCOPE))
-    text = "how are webhooks retried"
-    off, on = replace(RECIPE, feedback_weight=0.0), replace(RECIPE, feedback_weight=0.5)
-    first = candidates(ctx, text, filt, ctx.clock(), off)
-    second = candidates(ctx, text, filt, ctx.clock(), on)
+    ctx = mem._ctx
+    filt, on, first, second = _feedback_passes(mem, DENSE_POOL + 80)
     assert set(second.dense) == set(first.dense)
-    top = feedback_ids(
-        {i: v * first.date.get(i, 1.0) for i, v in first.fused.items()}, on.feedback_docs
-    )
+    top = feedback_ids({i: first.score(i) for i in first.fused}, on.feedback_docs)
     found = ctx.store.get_vectors(top, ctx.embedder.identity)
     moved = expanded_query(first.vector, [found[i] for i in top if i in found], 0.5)
     ids = list(first.dense)

@@ -165,12 +165,6 @@ def _term_params(terms: list[str]) -> dict[str, Any]:
     return params
 
 
-def bounded_query(terms: Sequence[str], stats: LexicalStats) -> str | None:
-    """The tsquery of the rows worth ranking (see "Bounded work"), or None to rank every match."""
-    tiers = bounded_tiers(terms, stats)
-    return tiers[-1] if tiers else None
-
-
 def bounded_tiers(terms: Sequence[str], stats: LexicalStats) -> list[str]:
     """The tsqueries to try in turn, strictest first (see "Strictest first"); none to rank
     every match."""
