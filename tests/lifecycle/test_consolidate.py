@@ -85,6 +85,32 @@ def test_a_write_starts_it_once_the_interval_has_passed(open_mem: Opener, clock:
     assert runs(open_mem()) == 1
 
 
+def test_writes_before_the_due_time_read_nothing_and_a_run_elsewhere_is_seen(
+    open_mem: Opener, clock: FakeClock
+) -> None:
+    mem, other = open_mem(), open_mem()
+    mem.remember("Deploys go through the release train", type="decision", scope=SCOPE)
+    reads: list[str] = []
+    reading = mem.store.get_meta
+
+    def counted(key: str) -> str | None:
+        reads.append(key)
+        return reading(key)
+
+    mem.store.get_meta = counted  # type: ignore[method-assign]
+    for minute in range(3):
+        clock.advance(minutes=minute)
+        mem.remember(f"Invoices are numbered per year {minute}", type="fact", scope=SCOPE)
+    assert LAST_KEY not in reads, "not due for an hour: no write asks when it is"
+    clock.advance(minutes=58)
+    assert other.consolidate(if_due=True).ran  # another process ran it meanwhile
+    clock.advance(minutes=2)
+    mem.remember("Tags are signed", type="fact", scope=SCOPE)
+    assert reads.count(LAST_KEY) == 1  # due by its own reckoning: it reads, and finds the run
+    mem.close()
+    assert runs(open_mem()) == 1
+
+
 def test_it_refreshes_proposals_rests_idle_memories_and_leaves_content_alone(
     open_mem: Opener, clock: FakeClock
 ) -> None:
