@@ -24,7 +24,7 @@ from cairn.context import Context
 from cairn.embeddings.base import MAX_EMBED_CHARS, Vector, fit_dimensions
 from cairn.errors import CairnError, InvalidInput, UnknownType
 from cairn.evidence import check_cites, record_cites
-from cairn.indexing import index_memory
+from cairn.indexing import lexical_doc
 from cairn.lifecycle import note_restatement
 from cairn.models import (
     DURABILITIES,
@@ -42,7 +42,7 @@ from cairn.refusal import check_content, check_strings, check_text, safe_echo
 from cairn.scope import current_branch
 from cairn.sessions.ledger import claim_scope, require_open
 from cairn.sessions.relations import check_relations, relate
-from cairn.store.base import MemoryFilter
+from cairn.store.base import Indexed
 from cairn.tags import detect_tags, normalise_tags
 from cairn.timeutil import parse_when
 from cairn.values import compare
@@ -287,12 +287,12 @@ def store_claim(ctx: Context, claim: Claim, vector: Vector, *, dedup: bool) -> R
                     event_ref(event_id),
                     similarity,
                 )
+        doc = lexical_doc(claim.content, claim.tags, claim.source_ref, claim.reason)
         memory_id, event_id = store.add_memory_with_event(
             _new_memory(ctx, claim, now),
             lambda made: _event(ctx, claim, made, "created", now, update),
+            Indexed(identity, vector, doc),
         )
-        store.put_vector(memory_id, identity, vector)
-        index_memory(store, memory_id, claim.content, claim.tags, claim.source_ref, claim.reason)
         if claim.session_id is not None:  # without a session a memory has no neighbours
             neighbours.after_write(store, memory_id, identity)
         if claim.citation is not None:
@@ -349,26 +349,16 @@ def dedup_target(
     `dedup_threshold`) is `boosted` only when it carries the same values over the whole text
     (cairn.values); the most similar one whose values differ comes back as a `Near`.
     """
-    store = ctx.store
-    same = store.find_current_by_hash(claim.scope, claim.content_hash)
-    if same is not None:
-        return same, "matched", None
-    near = store.nearest(
-        MemoryFilter(scopes=(claim.scope,), statuses=("active", "resting")),
-        identity,
-        vector,
-        NEAR_POOL,
+    found = ctx.store.resembling(
+        claim.scope, claim.content_hash, identity, vector, NEAR_POOL, ctx.settings.dedup_threshold
     )
-    close = [(i, s) for i, s in near if s >= ctx.settings.dedup_threshold]
-    existing = {m.id: m for m in store.get_memories([i for i, _ in close])}
+    if found.same is not None:
+        return found.same, "matched", None
     update: Near | None = None
-    for memory_id, similarity in close:
-        memory = existing.get(memory_id)
-        if memory is None:
-            continue
+    for memory, similarity in found.near:
         diff = compare(claim.content, memory.content, MAX_EMBED_CHARS)
         if diff.changed:
-            update = update or Near(memory_id, round(similarity, 4), diff.describe())
+            update = update or Near(memory.id, round(similarity, 4), diff.describe())
             continue
         return memory, "boosted", round(similarity, 4)
     return update

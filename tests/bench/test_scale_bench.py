@@ -107,9 +107,37 @@ def test_bench_scale_on_postgres_fills_a_database_per_size_and_drops_it(
     report = bench_scale(HashingEmbedder(), [20], ops=2, store=postgres_database_url, pool_size=10)
     (run,) = report["runs"]
     assert report["backend"] == "postgres" and run["memories"] == 20
-    assert run["index_build_ms"] > 0 and run["recall"]["n"] == 2
+    assert run["index_build_ms"] > 0 and run["vacuum_ms"] > 0 and run["recall"]["n"] == 2
     with psycopg.connect(postgres_database_url, autocommit=True) as conn:
         left = conn.execute(
             "SELECT datname FROM pg_database WHERE datname LIKE 'cairn_scale_%'"
         ).fetchall()
     assert left == []
+
+
+@pytest.mark.postgres
+def test_a_settled_bulk_load_leaves_its_tables_vacuumed(postgres_database_url: str) -> None:
+    """Each loaded table vacuumed and analysed once, by hand, so no autovacuum is left to run
+    through the timed calls."""
+    import psycopg
+
+    from cairn.store.postgres import PostgresStore
+    from cairn.store.postgres.bulk import finish_bulk, settle
+
+    store = PostgresStore(postgres_database_url)
+    try:
+        pool = Pool.embedded(HashingEmbedder(), 10)
+        fill(store, HashingEmbedder().identity, pool, 300, lambda _n: None, lambda _v: None)
+        finish_bulk(store)
+        settle(store)
+    finally:
+        store.close()
+    with psycopg.connect(postgres_database_url, autocommit=True) as conn:
+        counts = conn.execute(
+            "SELECT relname, vacuum_count, analyze_count FROM pg_stat_user_tables"
+            " WHERE relname IN ('memories', 'vectors', 'lexical', 'events') ORDER BY relname"
+        ).fetchall()
+    assert [(name, vacuumed) for name, vacuumed, _ in counts] == [
+        ("events", 1), ("lexical", 1), ("memories", 1), ("vectors", 1)
+    ]  # fmt: skip
+    assert all(analysed >= 1 for _, _, analysed in counts)

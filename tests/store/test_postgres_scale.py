@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 import psycopg
 import pytest
+from psycopg import sql
 
 from cairn.store.base import MemoryFilter
 from cairn.store.bulk import BulkMemory
@@ -96,6 +97,13 @@ def long_list(postgres_database_url: str) -> Iterator[PostgresStore]:
         opened.close()
 
 
+def test_a_search_for_fewer_neighbours_gets_a_shorter_candidate_list_never_a_longer_one() -> None:
+    assert pg_vectors.candidates(5, 200) == pg_vectors.NEAR_EF_SEARCH == 100  # deduplication's
+    assert pg_vectors.candidates(6, 200) == pg_vectors.candidates(10, 400) == 200
+    assert pg_vectors.candidates(100, 400) == 400  # a recall pool: the session's
+    assert pg_vectors.candidates(5, 40) == pg_vectors.candidates(10, 40) == 40
+
+
 def test_a_search_for_a_few_sets_its_own_candidate_list_and_puts_the_session_s_back(
     long_list: PostgresStore,
 ) -> None:
@@ -105,10 +113,14 @@ def test_a_search_for_a_few_sets_its_own_candidate_list_and_puts_the_session_s_b
     filt = MemoryFilter(scopes=(SCOPE,))
     session = pg.options.hnsw_ef_search
     assert session > pg_vectors.FEW_EF_SEARCH  # 400 against 200
+    setting = sql.SQL("SELECT current_setting('hnsw.ef_search')")
     with pg._db.connection() as conn:
-        with pg_vectors._candidates(conn, pg_vectors.FEW_EF_SEARCH, session):
-            shown = conn.execute("SHOW hnsw.ef_search").fetchone()
-        assert shown == (str(pg_vectors.FEW_EF_SEARCH),)
+        shown = pg_vectors._searched(conn, setting, {}, pg_vectors.FEW_EF_SEARCH, session)
+        assert shown == [(str(pg_vectors.FEW_EF_SEARCH),)]
+        assert conn.execute("SHOW hnsw.ef_search").fetchone() == (str(session),)
+    with pg.transaction(), pg._db.connection() as conn:
+        shown = pg_vectors._searched(conn, setting, {}, pg_vectors.NEAR_EF_SEARCH, session)
+        assert shown == [(str(pg_vectors.NEAR_EF_SEARCH),)]
         assert conn.execute("SHOW hnsw.ef_search").fetchone() == (str(session),)
     with pg.transaction(), pg._db.connection() as conn:
         hits = pg.nearest(filt, "e/8", query, 5)

@@ -18,14 +18,14 @@ from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
 from cairn.errors import Conflict, InvalidInput, StoreBusy, StoreError
 from cairn.store import open_store
-from cairn.store.base import MemoryFilter
+from cairn.store.base import Indexed, MemoryFilter
 from cairn.store.migrations import load_migrations
 from cairn.store.postgres import PoolOptions, PostgresStore
 from cairn.store.postgres import vectors as pg_vectors
 from cairn.store.postgres.connection import ANALYZE_MIN_ROWS
 from cairn.store.postgres.lexical import MAX_LEXEME_BYTES, tsvector_literal
 from cairn.store.postgres.options import redact, split_url
-from storekit import IDENTITY, SCOPE, doc, new_memory, unit
+from storekit import IDENTITY, SCOPE, doc, new_event, new_memory, unit
 
 # options (no server needed) -----------------------------------------------------------------
 
@@ -140,6 +140,26 @@ def test_each_embedder_gets_its_own_hnsw_index(
     assert pg.nearest(MemoryFilter((SCOPE,)), "wide/2001", wide, 3)[0][0] == memory_id
 
 
+@needs_pg
+def test_the_first_memory_added_with_a_vector_of_an_embedder_indexes_it(
+    pg: PostgresStore, postgres_database_url: str
+) -> None:
+    wide = np.zeros(pg_vectors.HNSW_MAX_DIMS + 1, dtype=np.float32)
+    wide[0] = 1.0
+    added, _ = pg.add_memory_with_event(
+        new_memory(),
+        lambda made: new_event(memory_id=made),
+        Indexed("new/3", unit(0, 0, 1), doc("x")),
+    )
+    pg.add_memory_with_event(
+        new_memory(), lambda made: new_event(memory_id=made), Indexed("wide/2001", wide, doc("y"))
+    )
+    with _raw(postgres_database_url) as conn:
+        registry = conn.execute("SELECT identity, dims FROM vector_indexes").fetchall()
+    assert registry == [("new/3", 3)]  # none wider than pgvector indexes
+    assert pg.nearest(MemoryFilter((SCOPE,)), "new/3", unit(0, 0, 1), 1)[0][0] == added  # indexed
+
+
 def _fill_for_filtered_search(pg: PostgresStore) -> tuple[list[int], np.ndarray]:
     """Many vectors in a big scope, a few in a small one; all point roughly the same way."""
     rng = np.random.default_rng(3)
@@ -169,7 +189,7 @@ def test_hnsw_with_a_selective_filter_still_finds_every_match(
         conn.execute("SET TIME ZONE 'UTC'; SET enable_seqscan = off; SET enable_sort = off")
         conn.execute(f"SET hnsw.ef_search = 10; SET hnsw.iterative_scan = {iterative}")
         plan = conn.execute(
-            b"EXPLAIN " + pg_vectors._nearest_sql(IDENTITY, 4, "m.scope = 'project:small'",
+            b"EXPLAIN " + pg_vectors.nearest_sql(IDENTITY, 4, "m.scope = 'project:small'",
                                                    indexed=True).as_bytes(conn),
             {"query": pg_vectors.vector_param(query), "k": 10},
         ).fetchall()  # fmt: skip
@@ -397,9 +417,9 @@ def test_a_recall_commits_lazily_and_a_remember_durably(
 
         adding = store.add_memory_with_event
 
-        def noting_memory(memory: Any, event: Any) -> tuple[int, int]:
+        def noting_memory(memory: Any, event: Any, indexed: Any = None) -> tuple[int, int]:
             seen.append(f"{event(0).kind}:{_synchronous_commit(store)}")
-            return adding(memory, event)
+            return adding(memory, event, indexed)
 
         store.add_event = noting  # type: ignore[method-assign]
         store.add_memory_with_event = noting_memory  # type: ignore[method-assign]

@@ -15,7 +15,7 @@ import pytest
 from cairn.errors import InvalidInput
 from cairn.models import Event
 from cairn.store import open_store
-from cairn.store.base import LexicalDoc, MemoryFilter, Store
+from cairn.store.base import Indexed, LexicalDoc, MemoryFilter, Store
 from storekit import (
     IDENTITY,
     OTHER,
@@ -75,6 +75,68 @@ def test_a_memory_added_with_its_event_names_it_and_is_named_by_it(store: Store)
     assert tagged == {memory_id}  # the tag rows filters read
     assert store.add_memory(new_memory(content="after")) > memory_id  # the sequences moved on
     assert store.add_event(new_event()) > event_id
+
+
+def test_a_memory_added_indexed_is_found_by_its_vector_and_its_words_at_once(
+    store: Store,
+) -> None:
+    plain = store.add_memory(new_memory(content="plain"))
+    store.put_vector(plain, IDENTITY, unit(0, 1, 0))
+    vector = unit(1, 0.2, 0)
+    new = new_memory(content="The gateway retries twice", tags=("net",))
+    memory_id, event_id = store.add_memory_with_event(
+        new,
+        lambda made: new_event(memory_id=made),
+        Indexed(IDENTITY, vector, doc("gateway retri twice", tags="net")),
+    )
+    [got] = store.get_memories([memory_id])
+    assert got == as_stored(memory_id, replace(new, source_event_id=event_id))
+    assert np.array_equal(store.get_vectors([memory_id], IDENTITY)[memory_id], vector)
+    [(nearest, similarity)] = store.nearest(active(), IDENTITY, unit(1, 0.2, 0), 1)
+    assert nearest == memory_id and similarity == pytest.approx(1.0, abs=1e-6)
+    rows = store.lexical_candidates(active(), ["retri"], 10)
+    assert [(row.memory_id, row.doc.content, row.doc.tags) for row in rows] == [
+        (memory_id, "gateway retri twice", "net")
+    ]
+    assert store.lexical_stats(active(), ["gateway"]).document_frequency == {"gateway": 1}
+    assert [m.id for m in store.get_memories([plain])] == [plain]  # nothing else moved
+
+
+def test_resembling_gives_the_same_content_or_the_close_memories_of_the_scope(
+    store: Store,
+) -> None:
+    def added(content: str, vector: np.ndarray, scope: str = SCOPE) -> int:
+        memory_id = store.add_memory(new_memory(content=content, scope=scope))
+        store.put_vector(memory_id, IDENTITY, vector)
+        return memory_id
+
+    query = unit(1, 0, 0, 0)
+    closest = added("closest", unit(1, 0.1, 0, 0))
+    resting = added("resting", unit(1, 0.3, 0, 0))
+    store.update_memory(resting, {"status": "resting"})
+    far = added("far", unit(0.2, 1, 0, 0))
+    retired = added("retired", unit(1, 0.05, 0, 0))
+    store.update_memory(retired, {"status": "retired"})
+    added("elsewhere", query, scope=OTHER)
+
+    found = store.resembling(SCOPE, "h-none", IDENTITY, query, 5, 0.5)
+    assert found.same is None
+    assert [(m.id, m.content) for m, _ in found.near] == [
+        (closest, "closest"),
+        (resting, "resting"),
+    ]
+    assert [round(cosine, 4) for _, cosine in found.near] == [
+        round(float(unit(1, 0.1, 0, 0) @ query), 4), round(float(unit(1, 0.3, 0, 0) @ query), 4)
+    ]  # fmt: skip
+    assert far not in {
+        m.id for m, _ in store.resembling(SCOPE, "h-x", IDENTITY, query, 5, 0.3).near
+    }
+    assert [m.id for m, _ in store.resembling(SCOPE, "h-x", IDENTITY, query, 1, 0.0).near] == [
+        closest
+    ]
+    same = store.resembling(SCOPE, "h-far", IDENTITY, query, 5, 0.5)
+    assert same.same is not None and same.same.id == far and same.near == ()
+    assert store.resembling(SCOPE, "h-retired", IDENTITY, query, 5, 0.5).same is None
 
 
 def test_naive_and_offset_times_are_stored_as_utc(store: Store) -> None:

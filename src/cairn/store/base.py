@@ -125,6 +125,25 @@ class LexicalRow:
 
 
 @dataclass(frozen=True, slots=True)
+class Resembling:
+    """What a new claim may restate: the current memory with its very content (`same`), else
+    the closest memories at least as similar as asked, most similar first, with their cosines."""
+
+    same: Memory | None
+    near: tuple[tuple[Memory, float], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Indexed:
+    """What makes a new memory searchable: its vector from embedder `identity` and its lexical
+    document, written with the memory."""
+
+    identity: str
+    vector: Vector
+    doc: LexicalDoc
+
+
+@dataclass(frozen=True, slots=True)
 class LexicalStats:
     """BM25 statistics over the memories a filter admits."""
 
@@ -230,15 +249,24 @@ class Store(
     def add_memory(self, memory: NewMemory) -> int: ...
 
     def add_memory_with_event(
-        self, memory: NewMemory, event: Callable[[int], NewEvent]
+        self, memory: NewMemory, event: Callable[[int], NewEvent], indexed: Indexed | None = None
     ) -> tuple[int, int]:
         """Add a memory and the event that made it (`event(memory_id)`), the memory's
-        `source_event_id` naming that event; returns (memory id, event id)."""
+        `source_event_id` naming that event, and its vector and lexical document when
+        `indexed` is given; returns (memory id, event id)."""
         ...
 
     def get_memories(self, ids: Sequence[int]) -> list[Memory]: ...
 
     def find_current_by_hash(self, scope: str, content_hash: str) -> Memory | None: ...
+
+    def resembling(
+        self, scope: str, content_hash: str, identity: str, vector: Vector, k: int, at_least: float
+    ) -> Resembling:
+        """The current memory of `scope` with this content hash; when there is none, those of
+        the `k` active or resting memories of `scope` closest to `vector` (own vectors from
+        `identity`) whose cosine is at least `at_least` (deduplication's reads, in one go)."""
+        ...
 
     def update_memory(self, memory_id: int, changes: Mapping[str, Any]) -> None: ...
 

@@ -13,14 +13,12 @@ import struct
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from cairn.embeddings.base import Vector
 from cairn.store.base import LEXICAL_FIELDS
 from cairn.store.postgres import lexical
 from cairn.store.postgres.connection import Conn
 from cairn.store.postgres.dialect import POSTGRES
-from cairn.store.postgres.vectors import build_missing_indexes
+from cairn.store.postgres.vectors import build_missing_indexes, vector_bytes
 from cairn.store.sql.rows import new_memory_params
 
 if TYPE_CHECKING:
@@ -46,9 +44,8 @@ def vectors_copy_data(ids: Sequence[int], identity: str, vectors: Sequence[Vecto
     name = identity.encode("utf-8")
     parts = [_COPY_HEADER]
     for memory_id, vector in zip(ids, vectors, strict=True):
-        values = np.asarray(vector, dtype=">f4")
-        dims = int(values.shape[0])
-        embedding = struct.pack(">HH", dims, 0) + values.tobytes()
+        embedding = vector_bytes(vector)
+        dims = int(vector.shape[0])
         parts.append(
             struct.pack(">hiqi", 4, 8, memory_id, len(name)) + name
             + struct.pack(">iii", 4, dims, len(embedding)) + embedding
@@ -108,3 +105,11 @@ def finish_bulk(store: PostgresStore) -> int:
     """Build the HNSW index of every embedder the bulk load left without one."""
     with store._db.transaction() as conn:
         return build_missing_indexes(conn)
+
+
+def settle(store: PostgresStore) -> None:
+    """Vacuum and analyse the tables a bulk load filled, as PostgreSQL's guide to populating a
+    database advises: otherwise autovacuum does it within a minute or so, and whatever runs
+    meanwhile shares the machine with it (`cairn bench scale` timed its recalls through it)."""
+    with store._db.connection() as conn:  # autocommit: VACUUM runs outside a transaction
+        conn.execute("VACUUM (ANALYZE) memories, memory_tags, events, vectors, lexical")

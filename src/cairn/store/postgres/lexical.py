@@ -122,21 +122,34 @@ def any_query(terms: Sequence[str]) -> str:
     return " | ".join(term_query(term) for term in terms)
 
 
-def put_lexical(conn: Conn, memory_id: int, doc: LexicalDoc) -> None:
+# The columns of a lexical row after its memory_id, and their placeholders.
+ENTRY_COLUMNS = (
+    "content, tags, source_ref, reason, context, doc,"
+    " len_content, len_tags, len_source_ref, len_reason, len_context"
+)
+ENTRY_VALUES = (
+    "%(content)s, %(tags)s, %(source_ref)s, %(reason)s, %(context)s,"
+    " %(doc)s::tsvector, %(len_content)s, %(len_tags)s, %(len_source_ref)s,"
+    " %(len_reason)s, %(len_context)s"
+)
+
+
+def entry_params(doc: LexicalDoc) -> dict[str, Any]:
+    """The values of `ENTRY_VALUES`: each field's terms, the document, each field's length."""
     fields = {name: doc.field(name) for name in LEXICAL_FIELDS}
     lengths = {f"len_{name}": len(text.split()) for name, text in fields.items()}
+    return {"doc": tsvector_literal(doc), **fields, **lengths}
+
+
+def put_lexical(conn: Conn, memory_id: int, doc: LexicalDoc) -> None:
     conn.execute(
-        "INSERT INTO lexical (memory_id, content, tags, source_ref, reason, context, doc,"
-        " len_content, len_tags, len_source_ref, len_reason, len_context)"
-        " VALUES (%(id)s, %(content)s, %(tags)s, %(source_ref)s, %(reason)s, %(context)s,"
-        " %(doc)s::tsvector, %(len_content)s, %(len_tags)s, %(len_source_ref)s,"
-        " %(len_reason)s, %(len_context)s)"
+        f"INSERT INTO lexical (memory_id, {ENTRY_COLUMNS}) VALUES (%(id)s, {ENTRY_VALUES})"
         " ON CONFLICT (memory_id) DO UPDATE SET content = EXCLUDED.content,"
         " tags = EXCLUDED.tags, source_ref = EXCLUDED.source_ref, reason = EXCLUDED.reason,"
         " context = EXCLUDED.context, doc = EXCLUDED.doc, len_content = EXCLUDED.len_content,"
         " len_tags = EXCLUDED.len_tags, len_source_ref = EXCLUDED.len_source_ref,"
         " len_reason = EXCLUDED.len_reason, len_context = EXCLUDED.len_context",
-        {"id": memory_id, "doc": tsvector_literal(doc), **fields, **lengths},
+        {"id": memory_id, **entry_params(doc)},
     )
 
 

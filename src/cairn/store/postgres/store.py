@@ -21,11 +21,13 @@ from typing import Any, TypeVar
 from cairn.embeddings.base import Vector
 from cairn.models import NewEvent, NewMemory
 from cairn.store.base import (
+    Indexed,
     LexicalDoc,
     LexicalPool,
     LexicalRow,
     LexicalStats,
     MemoryFilter,
+    Resembling,
 )
 from cairn.store.postgres import integrity, lexical, vectors
 from cairn.store.postgres.connection import Conn, Database
@@ -34,6 +36,7 @@ from cairn.store.postgres.copy import CopyRows
 from cairn.store.postgres.dialect import POSTGRES
 from cairn.store.postgres.erase import EraseRows
 from cairn.store.postgres.options import PoolOptions, redact, split_url
+from cairn.store.postgres.resembling import resembling
 from cairn.store.sql.dialect import Run, Sql
 from cairn.store.sql.parts import SharedRows
 from cairn.store.sql.rows import NEW_EVENTS, new_memory_params
@@ -50,28 +53,52 @@ _WRITE_TAGS = (
 )
 
 
+# The lexical entry of the memory the statement before drew its id for (same connection).
+_INDEX_NEW = (
+    f"INSERT INTO lexical (memory_id, {lexical.ENTRY_COLUMNS})"
+    f" VALUES (currval('memories_id_seq'), {lexical.ENTRY_VALUES})"
+)
+
+
 @lru_cache(maxsize=8)
 def _add_with_event_sql(
-    memory_columns: tuple[str, ...], event_columns: tuple[str, ...], *, tagged: bool
+    memory_columns: tuple[str, ...],
+    event_columns: tuple[str, ...],
+    *,
+    tagged: bool,
+    indexed: bool,
 ) -> str:
-    """A memory, its event and its tag rows in one statement, each id named by the other row."""
-    marks = ", ".join("%s" for _ in memory_columns)
-    event_marks = ", ".join("%s" for _ in event_columns)
-    tags = (
-        ", t AS (INSERT INTO memory_tags (memory_id, tag) SELECT DISTINCT (SELECT mid FROM ids),"
-        " tag FROM unnest(%s::text[]) AS tag ON CONFLICT DO NOTHING)"
-        if tagged
-        else ""
-    )
-    return (
+    """A memory, its event, its tag rows and (`indexed`) its vector in one statement, each id
+    named by the other rows; returns the ids and whether the vector's embedder already has its
+    index. The lexical entry is a statement of its own (`_INDEX_NEW`): inserted beside the
+    memory row, both statistics triggers (the memory's and the entry's) would count it."""
+    mid, eid = "(SELECT mid FROM ids)", "(SELECT eid FROM ids)"
+    marks = ", ".join(f"%(m_{name})s" for name in memory_columns)
+    event_marks = ", ".join(f"%(e_{name})s" for name in event_columns)
+    parts = [
         "WITH ids AS MATERIALIZED (SELECT nextval('memories_id_seq') AS mid,"
-        " nextval('events_id_seq') AS eid),"
-        f" m AS (INSERT INTO memories (id, source_event_id, {', '.join(memory_columns)})"
-        f" VALUES ((SELECT mid FROM ids), (SELECT eid FROM ids), {marks})),"
-        f" e AS (INSERT INTO events (id, memory_id, {', '.join(event_columns)})"
-        f" VALUES ((SELECT eid FROM ids), (SELECT mid FROM ids), {event_marks})){tags}"
-        " SELECT mid, eid FROM ids"
-    )
+        " nextval('events_id_seq') AS eid)",
+        f"m AS (INSERT INTO memories (id, source_event_id, {', '.join(memory_columns)})"
+        f" VALUES ({mid}, {eid}, {marks}))",
+        f"e AS (INSERT INTO events (id, memory_id, {', '.join(event_columns)})"
+        f" VALUES ({eid}, {mid}, {event_marks}))",
+    ]
+    if tagged:
+        parts.append(
+            f"t AS (INSERT INTO memory_tags (memory_id, tag) SELECT DISTINCT {mid}, tag"
+            " FROM unnest(%(tag_list)s::text[]) AS tag ON CONFLICT DO NOTHING)"
+        )
+    indexed_already = "NULL::boolean"
+    if indexed:
+        parts.append(
+            "v AS (INSERT INTO vectors (memory_id, identity, dims, embedding)"
+            f" VALUES ({mid}, %(v_identity)s, %(v_dims)s, %(v_vector)b::vector))"
+        )
+        indexed_already = (
+            "EXISTS (SELECT 1 FROM vector_indexes WHERE kind = 'vectors'"
+            " AND identity = %(v_identity)s AND dims = %(v_dims)s)"
+        )
+    return ", ".join(parts) + f" SELECT mid, eid, {indexed_already} FROM ids"
 
 
 class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
@@ -138,24 +165,44 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
         self._db.note_growth(count)
 
     def add_memory_with_event(
-        self, memory: NewMemory, event: Callable[[int], NewEvent]
+        self, memory: NewMemory, event: Callable[[int], NewEvent], indexed: Indexed | None = None
     ) -> tuple[int, int]:
-        """One statement: both ids drawn first, so the memory row is written once with its
-        `source_event_id`, its event and tag rows beside it (the shared way takes three or four
-        round trips, and writes the memory row twice, running its statistics trigger twice)."""
-        params = new_memory_params(POSTGRES, memory)
-        params.pop("source_event_id")  # the statement's own
+        """One round trip: both ids drawn first, so the memory row is written once with its
+        `source_event_id`, its event, tag rows and vector beside it, the lexical entry
+        pipelined after (the shared way takes five or six round trips, and writes the memory
+        row twice, running its statistics trigger twice)."""
+        row_values = new_memory_params(POSTGRES, memory)
+        row_values.pop("source_event_id")  # the statement's own
         made = event(0)  # its memory_id is the statement's own
         values = dict(zip(NEW_EVENTS.names, NEW_EVENTS.values(POSTGRES, made), strict=True))
         values.pop("memory_id")
-        tags = [list(memory.tags)] if memory.tags else []
-        statement = _add_with_event_sql(tuple(params), tuple(values), tagged=bool(tags))
+        params = {f"m_{k}": v for k, v in row_values.items()}
+        params.update({f"e_{k}": v for k, v in values.items()})
+        if memory.tags:
+            params["tag_list"] = list(memory.tags)
+        if indexed is not None:
+            params.update(
+                v_identity=indexed.identity,
+                v_dims=int(indexed.vector.shape[0]),
+                v_vector=vectors.vector_param(indexed.vector),
+            )
+        statement = _add_with_event_sql(
+            tuple(row_values),
+            tuple(values),
+            tagged=bool(memory.tags),
+            indexed=indexed is not None,
+        )
         with self._db.transaction() as conn:
-            row = conn.execute(statement, [*params.values(), *values.values(), *tags]).fetchone()
-        assert row is not None
-        memory_id, event_id = int(row[0]), int(row[1])
+            with conn.pipeline():
+                cursor = conn.execute(statement, params)
+                if indexed is not None:
+                    conn.execute(_INDEX_NEW, lexical.entry_params(indexed.doc))
+            row = cursor.fetchone()
+            assert row is not None
+            if indexed is not None and not row[2]:
+                vectors.first_vector_indexed(conn, indexed.identity, indexed.vector)
         self._memories_added(1)
-        return memory_id, event_id
+        return int(row[0]), int(row[1])
 
     def _pages(self, fetch: Callable[[Conn, int], list[T]], key: Callable[[T], int]) -> Iterator[T]:
         """Keyset pagination by id; no connection is held while the caller consumes a page."""
@@ -176,6 +223,13 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
     def get_vectors(self, ids: Sequence[int], identity: str) -> dict[int, Vector]:
         with self._db.connection() as conn:
             return vectors.get_vectors(conn, ids, identity)
+
+    def resembling(
+        self, scope: str, content_hash: str, identity: str, vector: Vector, k: int, at_least: float
+    ) -> Resembling:
+        found = (identity, vector, k, at_least)
+        with self._db.connection() as conn:
+            return resembling(conn, scope, content_hash, found, self._db.options.hnsw_ef_search)
 
     def nearest(
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int

@@ -13,9 +13,17 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
+from cairn.embeddings.base import Vector
 from cairn.errors import InvalidInput
 from cairn.models import Event, Memory, NewEvent, NewMemory
-from cairn.store.base import COUNTER_FIELDS, UPDATABLE_FIELDS, MemoryFilter
+from cairn.store.base import (
+    COUNTER_FIELDS,
+    UPDATABLE_FIELDS,
+    Indexed,
+    LexicalDoc,
+    MemoryFilter,
+    Resembling,
+)
 from cairn.store.sql.dialect import Run, Sql, assignments
 from cairn.store.sql.filters import filter_sql
 from cairn.store.sql.rows import (
@@ -29,11 +37,20 @@ from cairn.store.sql.rows import (
 )
 
 T = TypeVar("T")
+CURRENT_BY_HASH = (
+    f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ? AND content_hash = ? "
+    "AND until IS NULL AND status IN ('active', 'resting') ORDER BY id LIMIT 1"
+)
 PAGE = 500  # rows per page when iterating a whole table
 _BEFORE_ALL_IDS = -(2**63)
 _COUNTABLE = frozenset({"type", "status", "scope", "durability"})
 # Changing these columns changes what a dense or lexical filter admits.
 FILTERED_COLUMNS = frozenset({"status", "until", "type", "occurred_at", "written_at"})
+
+
+def resembled_filter(scope: str) -> MemoryFilter:
+    """The memories a new claim of `scope` is compared with: its scope's active and resting."""
+    return MemoryFilter(scopes=(scope,), statuses=("active", "resting"))
 
 
 class MemoryRows(ABC):
@@ -101,13 +118,22 @@ class MemoryRows(ABC):
         return memory_id
 
     def add_memory_with_event(
-        self, memory: NewMemory, event: Callable[[int], NewEvent]
+        self, memory: NewMemory, event: Callable[[int], NewEvent], indexed: Indexed | None = None
     ) -> tuple[int, int]:
         with self._sql.write():
             memory_id = self.add_memory(memory)
             event_id = self.add_event(event(memory_id))
             self.update_memory(memory_id, {"source_event_id": event_id})
+            if indexed is not None:
+                self.put_vector(memory_id, indexed.identity, indexed.vector)
+                self.put_lexical(memory_id, indexed.doc)
         return memory_id, event_id
+
+    @abstractmethod
+    def put_vector(self, memory_id: int, identity: str, vector: Vector) -> None: ...
+
+    @abstractmethod
+    def put_lexical(self, memory_id: int, doc: LexicalDoc) -> None: ...
 
     def get_memories(self, ids: Sequence[int]) -> list[Memory]:
         rows = self._sql.select_in(
@@ -117,12 +143,24 @@ class MemoryRows(ABC):
         return [found[i] for i in ids if i in found]
 
     def find_current_by_hash(self, scope: str, content_hash: str) -> Memory | None:
-        row = self._sql.one(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ? AND content_hash = ? "
-            "AND until IS NULL AND status IN ('active', 'resting') ORDER BY id LIMIT 1",
-            (scope, content_hash),
-        )
+        row = self._sql.one(CURRENT_BY_HASH, (scope, content_hash))
         return None if row is None else memory_from_row(self._sql.dialect, row)
+
+    def resembling(
+        self, scope: str, content_hash: str, identity: str, vector: Vector, k: int, at_least: float
+    ) -> Resembling:
+        same = self.find_current_by_hash(scope, content_hash)
+        if same is not None:
+            return Resembling(same)
+        near = self.nearest(resembled_filter(scope), identity, vector, k)
+        close = [(i, s) for i, s in near if s >= at_least]
+        rows = {m.id: m for m in self.get_memories([i for i, _ in close])}
+        return Resembling(None, tuple((rows[i], s) for i, s in close if i in rows))
+
+    @abstractmethod
+    def nearest(
+        self, filt: MemoryFilter, identity: str, vector: Vector, k: int
+    ) -> list[tuple[int, float]]: ...
 
     def update_memory(self, memory_id: int, changes: Mapping[str, Any]) -> None:
         columns = assignments(changes, UPDATABLE_FIELDS, "memory")
