@@ -173,7 +173,7 @@ class Background:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         # Not due before this: only a run moves the last run's time, and only forwards, so a
-        # write before it needs no read (the `meta` read was a fifth of a PostgreSQL remember's
+        # write before it needs no read (the `meta` read was one of a PostgreSQL remember's ten
         # statements). Should someone move it back by hand, this process starts its run late,
         # by one interval at the most.
         self._not_before: datetime | None = None

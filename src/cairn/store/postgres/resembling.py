@@ -30,20 +30,21 @@ def resembling(
     conn: Conn,
     scope: str,
     content_hash: str,
-    found: tuple[str, Vector, int, float],
+    search: tuple[str, Vector, int, float],
+    *,
     session_ef: int,
 ) -> Resembling:
-    """`found`: (identity, vector, k, at_least) of the search, as `Store.resembling` takes
-    them; `session_ef` is the connection's HNSW candidate list."""
-    identity, vector, k, at_least = found
+    """`Store.resembling` on one connection; `search` is its (identity, vector, k, at_least),
+    `session_ef` the connection's HNSW candidate list."""
+    identity, vector, k, at_least = search
     dims = int(vector.shape[0])
     where, params = filter_sql(resembled_filter(scope))
     params.update(query=vector_param(vector), k=k)
     inside = in_transaction(conn)
     with conn.pipeline():
         same = conn.execute(POSTGRES.sql(CURRENT_BY_HASH), (scope, content_hash))
-        search = nearest_sql(identity, dims, where, indexed=True, rows=True)
-        near = queue_search(conn, search, params, candidates(k, session_ef), session_ef,
+        statement = nearest_sql(identity, dims, where, indexed=True, rows=True)
+        near = queue_search(conn, statement, params, candidates(k, session_ef), session_ef,
                             inside=inside)  # fmt: skip
     row = same.fetchone()
     if row is not None:

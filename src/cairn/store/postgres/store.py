@@ -227,9 +227,10 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
     def resembling(
         self, scope: str, content_hash: str, identity: str, vector: Vector, k: int, at_least: float
     ) -> Resembling:
-        found = (identity, vector, k, at_least)
+        search = (identity, vector, k, at_least)
+        ef = self._db.options.hnsw_ef_search
         with self._db.connection() as conn:
-            return resembling(conn, scope, content_hash, found, self._db.options.hnsw_ef_search)
+            return resembling(conn, scope, content_hash, search, session_ef=ef)
 
     def nearest(
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int
