@@ -160,6 +160,35 @@ def test_the_first_memory_added_with_a_vector_of_an_embedder_indexes_it(
     assert pg.nearest(MemoryFilter((SCOPE,)), "new/3", unit(0, 0, 1), 1)[0][0] == added  # indexed
 
 
+@needs_pg
+def test_a_claim_restated_word_for_word_costs_the_hash_lookup_alone(
+    pg: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(20):
+        pg.add_memory_with_event(
+            new_memory(content=f"claim {i}"),
+            lambda made: new_event(memory_id=made),
+            Indexed(IDENTITY, unit(1, i, 0, 0), doc(f"claim {i}")),
+        )
+    sent: list[str] = []
+    executing = psycopg.Cursor.execute
+
+    def noted(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(query if isinstance(query, str) else query.as_string(None))
+        return executing(cursor, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", noted)
+    with pg.transaction():
+        found = pg.resembling(SCOPE, "h-claim 3", IDENTITY, unit(1, 3, 0, 0), 5, 0.5)
+    assert found.same is not None and found.same.content == "claim 3" and found.near == ()
+    assert [q for q in sent if "vector" in q] == []  # no search, no candidate list set
+    sent.clear()
+    with pg.transaction():
+        near = pg.resembling(SCOPE, "h-none", IDENTITY, unit(1, 3, 0, 0), 5, 0.99).near
+    assert [m.content for m, _ in near][:1] == ["claim 3"]
+    assert sum("embedding" in q for q in sent) == 1  # one search, its rows joined
+
+
 def _fill_for_filtered_search(pg: PostgresStore) -> tuple[list[int], np.ndarray]:
     """Many vectors in a big scope, a few in a small one; all point roughly the same way."""
     rng = np.random.default_rng(3)

@@ -292,9 +292,12 @@ def nearest_sql(
     indexed: bool,
     table: str = "vectors",
     extra: str = "",
-    rows: bool = False,
+    before: str = "",
+    select: str = "",
 ) -> sql.Composed:
-    """`rows`: each hit's memory row (`MEMORY_COLUMNS`) before its distance."""
+    """The best `k` as CTE `hits` (memory_id, distance): `before` puts other CTEs ahead of it,
+    `extra` adds to its condition, and `select` is the statement's own SELECT over them
+    (default `HITS`: the ids and distances in order)."""
     typed = sql.SQL(str(int(dims)))
     distance: sql.Composable
     if indexed:
@@ -306,13 +309,14 @@ def nearest_sql(
         distance = sql.SQL("v.embedding <=> %(query)b::vector")
         order = sql.SQL("distance, v.memory_id")
     return sql.SQL(
-        "WITH hits AS MATERIALIZED ("
+        "WITH {before}hits AS MATERIALIZED ("
         " SELECT v.memory_id, {distance} AS distance"
         " FROM {table} v JOIN memories m ON m.id = v.memory_id"
         " WHERE v.identity = {identity} AND v.dims = {dims} AND {where}{extra}"
         " ORDER BY {order} LIMIT %(k)s) {select}"
     ).format(
-        select=sql.SQL(_HIT_ROWS if rows else _HITS),
+        before=sql.SQL(before),
+        select=sql.SQL(select or HITS),
         distance=distance,
         table=sql.Identifier(table),
         identity=sql.Literal(identity),
@@ -323,10 +327,10 @@ def nearest_sql(
     )
 
 
-_HITS = "SELECT memory_id, distance FROM hits ORDER BY distance, memory_id"
-_HIT_ROWS = (
+HITS = "SELECT memory_id, distance FROM hits ORDER BY distance, memory_id"
+# Each hit's memory row before its distance.
+HIT_ROWS = (
     f"SELECT {MEMORY_COLUMNS}, h.distance FROM hits h JOIN memories ON memories.id = h.memory_id"
-    " ORDER BY h.distance, h.memory_id"
 )
 
 
