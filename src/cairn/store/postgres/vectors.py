@@ -292,12 +292,11 @@ def nearest_sql(
     indexed: bool,
     table: str = "vectors",
     extra: str = "",
-    before: str = "",
     select: str = "",
 ) -> sql.Composed:
-    """The best `k` as CTE `hits` (memory_id, distance): `before` puts other CTEs ahead of it,
-    `extra` adds to its condition, and `select` is the statement's own SELECT over them
-    (default `HITS`: the ids and distances in order)."""
+    """The best `k` as CTE `hits` (memory_id, distance): `extra` adds to its condition, and
+    `select` is the statement's own SELECT over it (default `HITS`: the ids and distances in
+    order; `HIT_ROWS`: each hit's memory row before its distance)."""
     typed = sql.SQL(str(int(dims)))
     distance: sql.Composable
     if indexed:
@@ -309,13 +308,12 @@ def nearest_sql(
         distance = sql.SQL("v.embedding <=> %(query)b::vector")
         order = sql.SQL("distance, v.memory_id")
     return sql.SQL(
-        "WITH {before}hits AS MATERIALIZED ("
+        "WITH hits AS MATERIALIZED ("
         " SELECT v.memory_id, {distance} AS distance"
         " FROM {table} v JOIN memories m ON m.id = v.memory_id"
         " WHERE v.identity = {identity} AND v.dims = {dims} AND {where}{extra}"
         " ORDER BY {order} LIMIT %(k)s) {select}"
     ).format(
-        before=sql.SQL(before),
         select=sql.SQL(select or HITS),
         distance=distance,
         table=sql.Identifier(table),
