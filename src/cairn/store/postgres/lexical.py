@@ -122,7 +122,7 @@ def any_query(terms: Sequence[str]) -> str:
     return " | ".join(term_query(term) for term in terms)
 
 
-# The columns of a lexical row after its memory_id, and their placeholders.
+# A lexical row's columns after its memory_id, and the named parameters `entry_params` fills.
 ENTRY_COLUMNS = (
     "content, tags, source_ref, reason, context, doc,"
     " len_content, len_tags, len_source_ref, len_reason, len_context"

@@ -284,6 +284,13 @@ def queue_search(
         return conn.execute(statement, params)
 
 
+HITS = "SELECT memory_id, distance FROM hits ORDER BY distance, memory_id"
+# Each hit's memory row before its distance.
+HIT_ROWS = (
+    f"SELECT {MEMORY_COLUMNS}, h.distance FROM hits h JOIN memories ON memories.id = h.memory_id"
+)
+
+
 def nearest_sql(
     identity: str,
     dims: int,
@@ -292,7 +299,7 @@ def nearest_sql(
     indexed: bool,
     table: str = "vectors",
     extra: str = "",
-    select: str = "",
+    select: str = HITS,
 ) -> sql.Composed:
     """The best `k` as CTE `hits` (memory_id, distance): `extra` adds to its condition, and
     `select` is the statement's own SELECT over it (default `HITS`: the ids and distances in
@@ -314,7 +321,7 @@ def nearest_sql(
         " WHERE v.identity = {identity} AND v.dims = {dims} AND {where}{extra}"
         " ORDER BY {order} LIMIT %(k)s) {select}"
     ).format(
-        select=sql.SQL(select or HITS),
+        select=sql.SQL(select),
         distance=distance,
         table=sql.Identifier(table),
         identity=sql.Literal(identity),
@@ -323,13 +330,6 @@ def nearest_sql(
         extra=sql.SQL(extra),
         order=order,
     )
-
-
-HITS = "SELECT memory_id, distance FROM hits ORDER BY distance, memory_id"
-# Each hit's memory row before its distance.
-HIT_ROWS = (
-    f"SELECT {MEMORY_COLUMNS}, h.distance FROM hits h JOIN memories ON memories.id = h.memory_id"
-)
 
 
 # A memory is searched by its window vector when it has one from the same embedder, and by its
