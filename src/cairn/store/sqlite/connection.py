@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
@@ -20,7 +21,7 @@ from cairn.store.migrations import apply_migrations
 from cairn.store.sql.dialect import Run
 from cairn.store.sql.transactions import ThreadTransactions
 from cairn.store.sqlite.dialect import SQLITE
-from cairn.store.sqlite.errors import translate
+from cairn.store.sqlite.errors import primary_code, translate
 
 # Every change to the lexical index bumps `lexgen`, so cached BM25 statistics go stale at once.
 BUMP_LEXGEN = (
@@ -80,7 +81,7 @@ class Connections(ThreadTransactions[sqlite3.Connection]):
                     # Before WAL mode, which would rewrite another program's file header.
                     _refuse_foreign(conn, self.path)
                 if self.path != ":memory:":
-                    conn.execute("PRAGMA journal_mode = WAL")
+                    _enter_wal(conn, self.busy_timeout_ms)
                     conn.execute("PRAGMA synchronous = NORMAL")
             except BaseException:
                 conn.close()
@@ -109,6 +110,27 @@ class Connections(ThreadTransactions[sqlite3.Connection]):
                 conn.close()
             self._all.clear()
         self._local = threading.local()
+
+
+def _enter_wal(conn: sqlite3.Connection, busy_timeout_ms: int) -> None:
+    """Switch the file to WAL, waiting out other processes as the busy timeout promises.
+
+    Switching takes an exclusive lock, and when processes open a new file together SQLite
+    answers SQLITE_BUSY at once instead of calling the busy handler: each holds a shared lock
+    the other's upgrade would wait on. So this waits itself, with a doubling sleep, until the
+    busy timeout; once the file is in WAL the statement only confirms it.
+    """
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    pause = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if primary_code(exc) != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def migrate(connections: Connections) -> None:
