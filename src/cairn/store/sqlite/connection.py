@@ -115,10 +115,11 @@ class Connections(ThreadTransactions[sqlite3.Connection]):
 def _enter_wal(conn: sqlite3.Connection, busy_timeout_ms: int) -> None:
     """Switch the file to WAL, waiting out other processes as the busy timeout promises.
 
-    Switching takes an exclusive lock, and when processes open a new file together SQLite
-    answers SQLITE_BUSY at once instead of calling the busy handler: each holds a shared lock
-    the other's upgrade would wait on. So this waits itself, with a doubling sleep, until the
-    busy timeout; once the file is in WAL the statement only confirms it.
+    Switching takes an exclusive lock, and while another connection holds a lock it would wait
+    on (another program's write, or a process racing to switch the same new file) SQLite
+    answers SQLITE_BUSY at once instead of calling the busy handler. So this waits itself, with
+    a doubling sleep, until the busy timeout; once the file is in WAL the statement only
+    confirms it.
     """
     deadline = time.monotonic() + busy_timeout_ms / 1000
     pause = 0.001
