@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from cairn.config import Settings
-from cairn.context import QUERY_CACHE_SIZE, Context
+from cairn.context import EMBED_WORKERS, QUERY_CACHE_SIZE, Context
 from cairn.embeddings.base import Matrix
 from cairn.embeddings.hashing import HashingEmbedder
 from cairn.errors import EmbedderUnavailable
@@ -68,6 +69,24 @@ def test_the_embedding_runs_on_the_worker_while_the_caller_goes_on(
     assert embedder.seen[0][1].startswith("cairn-embed")
     assert ctx.start_query_embedding("rotate signing keys").result() is vector
     assert len(embedder.seen) == 1
+
+
+def test_a_query_waited_for_is_embedded_on_the_calling_thread(
+    ctx: Context, embedder: CountingEmbedder
+) -> None:
+    """No hand-off to wait for, and a read run on a worker (procedures ranked beside a
+    recall) never waits for a task of its own pool: with every worker taken by such a read,
+    each still finishes."""
+    ctx.embed_query("who owns the billing service")
+    assert embedder.seen[0][1] == threading.current_thread().name
+    gate = threading.Barrier(EMBED_WORKERS, timeout=10)
+
+    def read(n: int) -> tuple[int, ...]:
+        gate.wait()  # every worker busy at once
+        return ctx.embed_query(f"read {n}").shape
+
+    reads = [ctx.start_read(partial(read, n)) for n in range(EMBED_WORKERS)]
+    assert [r.result(timeout=20) for r in reads] == [(384,)] * EMBED_WORKERS
 
 
 def test_the_cache_keeps_only_the_most_recent_queries(

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from cairn.config import Settings
 from cairn.embeddings.base import Embedder, Vector
@@ -51,6 +51,24 @@ class PendingVector:
         return vector
 
 
+@dataclass(frozen=True)
+class QuerySearch(Generic[T]):
+    """A query being embedded and then searched on the worker thread: `vector()` waits for the
+    embedding only, `result()` for the search too. Both re-raise the embedder's error."""
+
+    _vector: Future[Vector]
+    _search: Future[T]
+
+    def vector(self) -> Vector:
+        return self._vector.result()
+
+    def searched(self) -> bool:
+        return self._search.done()
+
+    def result(self) -> tuple[Vector, T]:
+        return self._vector.result(), self._search.result()
+
+
 @dataclass
 class Context:
     store: Store
@@ -72,8 +90,17 @@ class Context:
             return self._embedder
 
     def embed_query(self, text: str) -> Vector:
-        """The vector of a query text, from a small most-recently-used cache when it is there."""
-        return self.start_query_embedding(text).result()
+        """The vector of a query text, from a small most-recently-used cache when it is there.
+
+        Computed on the calling thread: the caller waits for it anyway, a hand-off to the
+        worker would only add a thread's wake-up, and a caller that is itself a worker (a read
+        run beside a recall) must not wait for a task of its own pool."""
+        cached = self._queries.get(text)
+        if cached is not None:
+            return cached
+        vector: Vector = self.embedder.embed_many([text])[0]
+        self._remember(text, vector)
+        return vector
 
     def start_query_embedding(self, text: str) -> PendingVector:
         """Begin embedding a query text on the worker thread, unless its vector is cached."""
@@ -84,25 +111,35 @@ class Context:
         future = self._executor().submit(lambda: embedder.embed_many([text])[0])
         return PendingVector(text, None, future, self._remember)
 
-    def start_query_search(
-        self, text: str, search: Callable[[Vector], T]
-    ) -> Future[tuple[Vector, T]]:
+    def start_query_search(self, text: str, search: Callable[[Vector], T]) -> QuerySearch[T]:
         """Embed a query text and run `search` on its vector, both on the worker thread.
 
         One task does both, so a worker never waits for another task of the same pool (four
         concurrent recalls could otherwise hold every worker waiting for embeddings queued
-        behind them). `search` runs on the worker thread: only a store whose `concurrent_reads`
-        says so may be read there."""
+        behind them). The vector is handed out as soon as it exists, so the caller can read
+        with it while the search still runs. `search` runs on the worker thread: only a store
+        whose `concurrent_reads` says so may be read there."""
         cached = self._queries.get(text)
         embedder = self.embedder
+        vector_ready: Future[Vector] = Future()
 
-        def run() -> tuple[Vector, T]:
-            vector = cached if cached is not None else embedder.embed_many([text])[0]
+        def run() -> T:
+            try:
+                vector = cached if cached is not None else embedder.embed_many([text])[0]
+            except BaseException as err:
+                vector_ready.set_exception(err)
+                raise
             if cached is None:
                 self._remember(text, vector)
-            return vector, search(vector)
+            vector_ready.set_result(vector)
+            return search(vector)
 
-        return self._executor().submit(run)
+        return QuerySearch(vector_ready, self._executor().submit(run))
+
+    def start_read(self, read: Callable[[], T]) -> Future[T]:
+        """Run `read` on the worker thread while the caller goes on; only for a store whose
+        `concurrent_reads` says so (the read runs on a server connection of its own)."""
+        return self._executor().submit(read)
 
     def close(self) -> None:
         """Stop the embedding worker; a later query starts a new one."""

@@ -66,6 +66,32 @@ def test_window_search_answers_what_an_exact_search_answers(pg: PostgresStore) -
             assert similarity == pytest.approx(float(searched[memory_id] @ query), abs=1e-5)
 
 
+@pytest.mark.parametrize("k", [10, 100], ids=["indexes", "exact-scan"])
+def test_window_matches_carry_the_vector_each_cosine_was_computed_from(
+    pg: PostgresStore, k: int
+) -> None:
+    """Through the indexes, the exact scan (more asked for than the 60 memories the indexes
+    hold) and `include`: every match comes with the vector it was scored by, the window vector
+    where there is one, bit for bit, and the cosines are `window_similarities`' own."""
+    searched = _fill(pg)
+    ids = sorted(searched)
+    rng = np.random.default_rng(9)
+    filt = MemoryFilter((SCOPE,))
+    for _ in range(3):
+        query = _unit(rng)
+        matches = pg.window_matches(filt, "e/8", query, k, ids[-3:])
+        assert matches.cosines == pg.window_similarities(filt, "e/8", query, k, ids[-3:])
+        assert set(matches.vectors) == set(matches.cosines) >= set(ids[-3:])
+        if k > len(ids):
+            assert set(matches.cosines) == set(ids)  # the exact scan found every memory
+        else:
+            assert k <= len(matches.cosines) <= k + 3  # the best k, and those asked for
+        for memory_id, vector in matches.vectors.items():
+            assert vector.dtype == np.float32
+            assert np.array_equal(vector, searched[memory_id])
+            assert matches.cosines[memory_id] == pytest.approx(float(vector @ query), abs=1e-6)
+
+
 def test_the_plan_of_a_window_search_uses_both_hnsw_indexes(
     pg: PostgresStore, postgres_database_url: str
 ) -> None:

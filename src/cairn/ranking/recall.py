@@ -44,7 +44,7 @@ the resting multiplier (×0.5, `resting` in explain; cairn.ranking.signals).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
@@ -68,7 +68,7 @@ from cairn.ranking.gate import GATE, Evidence, gate_idf, is_weak, passes
 from cairn.ranking.lexical import BM25F, DEFAULT_FIELD_WEIGHTS, CorpusStats, query_terms
 from cairn.ranking.signals import recency_lift, signal_parts
 from cairn.ranking.speakers import speaker_factors
-from cairn.store.base import LEXICAL_FIELDS, LexicalDoc, MemoryFilter
+from cairn.store.base import LEXICAL_FIELDS, LexicalDoc, MemoryFilter, WindowMatches
 
 LEXICAL_POOL = 100
 DENSE_POOL = 100
@@ -169,6 +169,11 @@ def retrieve_noting(
     # Scores are compared to 6 decimals: float32 and float64 arithmetic on the two backends
     # differ in the last bits, and a true tie must fall to the newer memory on both.
     top = sorted(best, key=lambda i: (-round(best[i][0], 6), -i))[: rerank_pool(query.limit)]
+    # The gate reads the survivors' own vectors; where the store reads on two connections, they
+    # are read beside the rows instead of after them.
+    beside = None
+    if query.cut and ctx.store.concurrent_reads:
+        beside = ctx.start_read(partial(ctx.store.get_vectors, top, ctx.embedder.identity))
     memories = {m.id: m for m in ctx.store.get_memories(top)}
     speaker = _speaker_parts(memories, {i: best[i][1].text for i in memories}, recipe)
     ranked = sorted(
@@ -179,7 +184,8 @@ def retrieve_noting(
         ranked = _spread(ranked, recipe.session_decay)
     if query.cut:
         ranked = _relative_cut(ranked)
-        ranked = judge(ctx, ranked, {i: best[i][1] for i in best}, query.filt, query.limit)
+        vectors = beside.result() if beside is not None else None
+        ranked = judge(ctx, ranked, {i: best[i][1] for i in best}, query.limit, vectors)
     return ranked[: query.limit], any(phrasing.stale for phrasing in phrasings)
 
 
@@ -194,30 +200,51 @@ def candidates(
     search on PostgreSQL."""
     ranges = query_ranges(text, now)
     if ctx.store.concurrent_reads:
-        # The model and then the dense search run while the keywords are read (PostgreSQL:
-        # two server processes at once); the keyword matches the dense pool missed follow.
-        search = partial(_window, ctx, filt, include=())
-        early = ctx.start_query_search(text, search)
-        lexical = _lexical(ctx, filt, query_terms(text))
-        vector, window = early.result()
-        missing = [i for i in lexical.scores if i not in window]
-        if missing:
-            window = {**window, **_window(ctx, filt, vector, include=missing, k=0)}
-        first = _fused(ctx, filt, vector, lexical, ranges, recipe, window)
+        vector, lexical, window = _searched_beside(ctx, filt, text)
     else:
         pending = ctx.start_query_embedding(text)  # the model runs while the keywords are read
         lexical = _lexical(ctx, filt, query_terms(text))
         vector = pending.result()
-        first = _fused(ctx, filt, vector, lexical, ranges, recipe)
+        window = _matches(ctx, filt, vector, include=list(lexical.scores))
+    first = _fused(ctx, vector, lexical, ranges, recipe, window.cosines)
     if recipe.feedback_weight > 0.0 and first.fused:
         top = feedback_ids(first.lifted(), recipe.feedback_docs)
         found = ctx.store.get_vectors(top, ctx.embedder.identity)
         known = [found[i] for i in top if i in found]
         moved = expanded_query(vector, known, recipe.feedback_weight)
-        rescored = _window(ctx, filt, moved, include=list(first.dense), k=0)
-        first = _fused(ctx, filt, moved, lexical, ranges, recipe, rescored)
+        rescored = _rescored(ctx, filt, moved, list(first.dense), window.vectors)
+        first = _fused(ctx, moved, lexical, ranges, recipe, rescored)
     # The gate reads the query's own vector: feedback re-orders, it never decides answerability.
     return Phrasing(text, vector, lexical, first.dense, first.fused, first.date, first.stale)
+
+
+def _searched_beside(
+    ctx: Context, filt: MemoryFilter, text: str
+) -> tuple[Vector, Lexical, WindowMatches]:
+    """The query's vector, keyword matches, and window cosines of its dense pool and of every
+    keyword match, for a store that reads on two connections at once (PostgreSQL).
+
+    The model and then the dense search run on the worker while the keywords are read. The
+    keyword matches' cosines are read as soon as the vector exists, while the dense search
+    still runs (at 100k the HNSW search outlasts the keyword search); when it has already
+    finished, only the matches it missed are read, as one search after the other would."""
+    early = ctx.start_query_search(text, partial(_matches, ctx, filt, include=()))
+    lexical = _lexical(ctx, filt, query_terms(text))
+    keyword = list(lexical.scores)
+    if keyword and not early.searched():
+        beside = _matches(ctx, filt, early.vector(), include=keyword, k=0)
+        vector, window = early.result()
+        return vector, lexical, _joined(beside, window)
+    vector, window = early.result()
+    missing = [i for i in keyword if i not in window.cosines]
+    if missing:
+        window = _joined(window, _matches(ctx, filt, vector, include=missing, k=0))
+    return vector, lexical, window
+
+
+def _joined(first: WindowMatches, then: WindowMatches) -> WindowMatches:
+    """Both searches' matches; `then`'s where both scored a memory (the same cosine)."""
+    return WindowMatches({**first.cosines, **then.cosines}, {**first.vectors, **then.vectors})
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,17 +262,13 @@ class _Pass:
 
 def _fused(
     ctx: Context,
-    filt: MemoryFilter,
     vector: Vector,
     lexical: Lexical,
     ranges: list[DayRange],
     recipe: FusionRecipe,
-    window: dict[int, float] | None = None,
+    window: dict[int, float],
 ) -> _Pass:
-    """`window`: the window cosines of the dense pool and every keyword match, when the caller
-    searched them already."""
-    if window is None:
-        window = _window(ctx, filt, vector, include=list(lexical.scores))
+    """`window`: the window cosines of the dense pool and of every keyword match."""
     dense = window
     if recipe.own_embedding_weight > 0.0:
         own = _own_cosines(ctx, list(window), vector)
@@ -262,6 +285,34 @@ def _window(
 ) -> dict[int, float]:
     """Window cosines of the `k` closest memories the filter admits, and of `include`."""
     return ctx.store.window_similarities(filt, ctx.embedder.identity, vector, k, include)
+
+
+def _matches(
+    ctx: Context, filt: MemoryFilter, vector: Vector, include: Sequence[int], k: int = DENSE_POOL
+) -> WindowMatches:
+    """`_window`, with the window vectors where the store read them."""
+    return ctx.store.window_matches(filt, ctx.embedder.identity, vector, k, include)
+
+
+def _rescored(
+    ctx: Context,
+    filt: MemoryFilter,
+    vector: Vector,
+    ids: Sequence[int],
+    known: Mapping[int, Vector],
+) -> dict[int, float]:
+    """Window cosines of `ids` against `vector`: from the window vectors the first pass read
+    when it read them all (PostgreSQL: no round trip, no second scoring on the server), else
+    asked of the store. Computed as pgvector does, dot over both norms; a zero vector scores
+    0."""
+    if not ids or any(i not in known for i in ids):
+        return _window(ctx, filt, vector, include=ids, k=0)
+    matrix = np.stack([np.asarray(known[i], dtype=np.float64) for i in ids])
+    query = np.asarray(vector, dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
+    dots = matrix @ query
+    cosines = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0.0)
+    return dict(zip(ids, np.clip(cosines, -1.0, 1.0).tolist(), strict=True))
 
 
 def keyword_only(
@@ -385,13 +436,16 @@ def judge(
     ctx: Context,
     ranked: list[Scored],
     phrasing_of: dict[int, Phrasing],
-    filt: MemoryFilter,
     limit: int,
+    vectors: Mapping[int, Vector] | None = None,
 ) -> list[Scored]:
-    """Drop memories that do not cover the query (cairn.ranking.gate); mark narrow passes weak."""
+    """Drop memories that do not cover the query (cairn.ranking.gate); mark narrow passes weak.
+
+    `vectors`: own vectors already read for (at least) the ranked memories."""
     if not ranked:
         return ranked
-    vectors = ctx.store.get_vectors([s.memory.id for s in ranked], ctx.embedder.identity)
+    if vectors is None:
+        vectors = ctx.store.get_vectors([s.memory.id for s in ranked], ctx.embedder.identity)
     kept: list[Scored] = []
     for scored in ranked:
         memory_id = scored.memory.id

@@ -169,6 +169,17 @@ class LexicalPool:
     sized: int
 
 
+@dataclass(frozen=True, slots=True)
+class WindowMatches:
+    """A window search's cosines, and the window vectors they were computed from where the
+    backend read them anyway (PostgreSQL, whose server computes the cosines): scoring the same
+    memories against a second query vector then costs no round trip. A backend that scores in
+    memory (SQLite) leaves `vectors` empty; the caller asks it again."""
+
+    cosines: dict[int, float]
+    vectors: dict[int, Vector]
+
+
 class ContextStore(Protocol):
     """Session neighbours (migration 0004): each memory's place among the memories of its scope
     and session, the window vector built from its neighbours, and its lexical `context`.
@@ -179,7 +190,8 @@ class ContextStore(Protocol):
     stores a memory's window vector (computed by `cairn.neighbours` from the memories' own
     vectors, never by a model). `window_similarities` is cosine against window vectors - a
     memory without one counts with its own vector - for the best `k` memories the filter admits
-    plus every id in `include` (whatever the filter says). `set_lexical_context` replaces only
+    plus every id in `include` (whatever the filter says); `window_matches` is the same search
+    with the window vectors the backend read. `set_lexical_context` replaces only
     the `context` field of a memory's lexical entry. `occurred_times` is a light read of
     `occurred_at` for many candidates (the date lift needs no more of them).
     """
@@ -195,6 +207,10 @@ class ContextStore(Protocol):
     def window_similarities(
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int, include: Sequence[int]
     ) -> dict[int, float]: ...
+
+    def window_matches(
+        self, filt: MemoryFilter, identity: str, vector: Vector, k: int, include: Sequence[int]
+    ) -> WindowMatches: ...
 
     def set_lexical_context(self, memory_id: int, context: str) -> None: ...
 

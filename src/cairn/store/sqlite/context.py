@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cairn.embeddings.base import Vector
-from cairn.store.base import MemoryFilter
+from cairn.store.base import MemoryFilter, WindowMatches
 from cairn.store.sql.neighbours import NeighbourRows
 from cairn.store.sqlite.connection import BUMP_LEXGEN, BUMP_WINDOW_REV, Connections
 from cairn.store.sqlite.dialect import SQLITE
@@ -41,6 +41,12 @@ class ContextRows(NeighbourRows):
         conn = self._db.get()
         allowed = tagged_ids(conn, filt)
         return self._vectors.similarities(conn, filt, identity, vector, k, include, allowed)
+
+    def window_matches(
+        self, filt: MemoryFilter, identity: str, vector: Vector, k: int, include: Sequence[int]
+    ) -> WindowMatches:
+        """The cosines alone: scoring again in memory costs what reading vectors out would."""
+        return WindowMatches(self.window_similarities(filt, identity, vector, k, include), {})
 
     def set_lexical_context(self, memory_id: int, context: str) -> None:
         with self._db.transaction() as conn:
