@@ -43,6 +43,7 @@ from cairn.retrieval_tools import RetrievalTools, check_kind, memory_budget, wit
 from cairn.scope import visible_scopes
 from cairn.sessions.enrich import check_evidence_mode, complete
 from cairn.sessions.ledger import check_context, context_cue, recall_session, record_retrieval
+from cairn.sessions.relations import read_relations
 from cairn.sessions.tools import SessionTools
 from cairn.stats import reindex_notice, store_stats
 from cairn.store import MemoryFilter, Store, open_store
@@ -255,10 +256,13 @@ class Cairn(
         if moment is None:
             self._rest_idle(resolved)
         ranked, stale = retrieve_noting(self._ctx, request) if request.limit else ([], False)
-        ranked, conflicts = newer_first(self._ctx, ranked, request.filt, request.limit)
+        read = read_relations(self.store, [s.memory.id for s in ranked])
+        ranked, conflicts = newer_first(self._ctx, ranked, request.filt, request.limit, read)
         cited = self._citation_checker(resolved, cwd, [s.memory for s in ranked])
         hit = partial(_hit, explain=explain, citation=cited, conflicts=conflicts)
-        done = complete(self._ctx, request, ranked, resolved, mode, hit, explain=explain)
+        done = complete(
+            self._ctx, request, ranked, resolved, mode, hit, explain=explain, relations=read
+        )
         event_id = self._record_recall(
             resolved, request, ranked, session, context, done.refs, count_access=moment is None
         )

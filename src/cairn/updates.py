@@ -20,7 +20,7 @@ from datetime import datetime
 from cairn.context import Context
 from cairn.models import Memory
 from cairn.ranking.recall import Scored
-from cairn.sessions.relations import MAY_UPDATE
+from cairn.sessions.relations import MAY_UPDATE, RelationsRead, relations_of
 from cairn.store.base import MemoryFilter, Store
 
 
@@ -39,11 +39,11 @@ def link(store: Store, new_id: int, old_id: int, at: datetime) -> None:
     store.add_relation(new_id, old_id, MAY_UPDATE, at)
 
 
-def links_of(store: Store, ids: Sequence[int]) -> Links:
+def links_of(store: Store, ids: Sequence[int], read: RelationsRead | None = None) -> Links:
     links = Links()
     if not ids:
         return links
-    for relation in store.relations_of(list(ids)):
+    for relation in relations_of(store, ids, read):
         if relation.kind != MAY_UPDATE:
             continue
         links.older.setdefault(relation.from_id, []).append(relation.to_id)
@@ -54,7 +54,11 @@ def links_of(store: Store, ids: Sequence[int]) -> Links:
 
 
 def newer_first(
-    ctx: Context, ranked: Sequence[Scored], filt: MemoryFilter, limit: int
+    ctx: Context,
+    ranked: Sequence[Scored],
+    filt: MemoryFilter,
+    limit: int,
+    read: RelationsRead | None = None,
 ) -> tuple[list[Scored], dict[int, tuple[str, ...]]]:
     """Ranked memories with every newer claim above the older one it may update.
 
@@ -64,7 +68,7 @@ def newer_first(
     replaced side, a later write under `as_of`) are no conflict.
     """
     by_id = {s.memory.id: s for s in ranked}
-    links = links_of(ctx.store, list(by_id))
+    links = links_of(ctx.store, list(by_id), read)
     if not links.older:  # the common case: no hit has a possible update
         return list(ranked), {}
     involved = set(by_id) | {p for i in by_id for p in links.partners(i)}

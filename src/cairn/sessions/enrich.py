@@ -15,8 +15,10 @@ round-robin, so every hit gets its first record before any hit gets a second;
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 
 from cairn.context import Context
 from cairn.errors import InvalidInput
@@ -32,7 +34,7 @@ from cairn.models import (
 from cairn.ranking.recall import RecallQuery, Scored
 from cairn.records.sessions import Episode, Session
 from cairn.sessions.procedures import rank_procedures
-from cairn.sessions.relations import associated
+from cairn.sessions.relations import RelationsRead, associated
 
 EVIDENCE_MODES = ("references", "full")
 EVIDENCE_CHARS = 1_000
@@ -89,11 +91,27 @@ def complete(
     make_hit: Callable[[Scored], Hit],
     *,
     explain: bool = False,
+    relations: RelationsRead | None = None,
 ) -> Completed:
-    """The whole answer around the ranked memories (which are already cut to `limit`)."""
+    """The whole answer around the ranked memories (which are already cut to `limit`);
+    `relations`: those already read around them."""
+    ranking = partial(
+        rank_procedures,
+        ctx,
+        (request.text, *request.also),
+        request.filt.scopes,
+        as_of=request.filt.as_of,
+        explain=explain,
+    )
+    # Procedures depend on the query alone, and the direct hits' events on the hits alone:
+    # where the store reads on two connections, both are read beside the associations.
+    limit = ctx.settings.max_evidence_records
+    beside = ctx.start_read(ranking) if ctx.store.concurrent_reads else None
+    early = _start_events(ctx, [s.memory.id for s in ranked], limit)
     direct = [make_hit(s) for s in ranked]
     cap = max(request.limit, MIN_ASSOCIATED)
-    extra = associated(ctx, [(s.memory, s.score) for s in ranked], request.filt, cap)
+    scored = [(s.memory, s.score) for s in ranked]
+    extra = associated(ctx, scored, request.filt, cap, relations)
     linked = [
         replace(
             make_hit(Scored(a.memory, a.score, parts={"association": a.score})),
@@ -103,21 +121,12 @@ def complete(
         for a in extra
     ]
     memories = [s.memory for s in ranked] + [a.memory for a in extra]
-    limit = ctx.settings.max_evidence_records
     # One read of the memories' newest events serves both the evidence records and (for the
     # source events among them) the provenance.
-    events = ctx.store.events_for_memories(
-        [m.id for m in memories], limit=_events_per_memory(limit, len(memories))
-    )
+    events = _memory_events(ctx, [m.id for m in memories], limit, early)
     sources = provenance(ctx, memories, scope, known=events)
     hits = tuple(replace(h, provenance=sources.get(h.ref)) for h in [*direct, *linked])
-    procedures = rank_procedures(
-        ctx,
-        (request.text, *request.also),
-        request.filt.scopes,
-        as_of=request.filt.as_of,
-        explain=explain,
-    )
+    procedures = beside.result() if beside is not None else ranking()
     records, truncated = evidence_records(
         ctx, memories, events, full=evidence == "full", limit=limit
     )
@@ -153,6 +162,36 @@ def provenance(
             origin_scope=memory.scope if memory.scope != scope else None,
         )
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class _EarlyEvents:
+    """The direct hits' newest events, being read on the worker."""
+
+    ids: frozenset[int]
+    read: Future[dict[int, list[Event]]]
+
+
+def _start_events(ctx: Context, ids: Sequence[int], limit: int) -> _EarlyEvents | None:
+    if not ids or not ctx.store.concurrent_reads:
+        return None
+    per = _events_per_memory(limit, len(ids))
+    read = partial(ctx.store.events_for_memories, list(ids), limit=per)
+    return _EarlyEvents(frozenset(ids), ctx.start_read(read))
+
+
+def _memory_events(
+    ctx: Context, ids: Sequence[int], limit: int, early: _EarlyEvents | None
+) -> dict[int, list[Event]]:
+    """Each memory's newest events, as many as the round-robin of `evidence_records` can
+    take. The direct hits' were read `early` for fewer memories, so with at least as many
+    each: their newest are cut to the share of all; the associated memories' are read after."""
+    per = _events_per_memory(limit, len(ids))
+    if early is None:
+        return ctx.store.events_for_memories(list(ids), limit=per)
+    found = {memory_id: events[:per] for memory_id, events in early.read.result().items()}
+    rest = [memory_id for memory_id in ids if memory_id not in early.ids]
+    return found | ctx.store.events_for_memories(rest, limit=per) if rest else found
 
 
 def _events_per_memory(limit: int, memories: int) -> int:

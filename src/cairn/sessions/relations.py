@@ -20,6 +20,7 @@ from cairn.context import Context
 from cairn.errors import InvalidInput, InvalidRef
 from cairn.evidence import visible_memory_ids
 from cairn.models import Memory
+from cairn.records.sessions import Relation
 from cairn.scope import visible_scopes
 from cairn.store.base import MemoryFilter, Store
 
@@ -36,6 +37,33 @@ class Associated:
     memory: Memory
     via: Memory  # the direct hit it was reached from
     score: float
+
+
+@dataclass(frozen=True, slots=True)
+class RelationsRead:
+    """The relations touching some memories, read once: a recall's update links and its
+    associations both ask about its hits, and one read serves both."""
+
+    ids: frozenset[int]
+    relations: tuple[Relation, ...]
+
+    def of(self, store: Store, ids: Sequence[int]) -> list[Relation]:
+        """`store.relations_of(ids)`, reading only the ids this read did not cover."""
+        wanted = set(ids)
+        known = [r for r in self.relations if r.from_id in wanted or r.to_id in wanted]
+        extra = sorted(wanted - self.ids)
+        if not extra:
+            return known
+        return list(dict.fromkeys([*known, *store.relations_of(extra)]))
+
+
+def read_relations(store: Store, ids: Sequence[int]) -> RelationsRead:
+    unique = list(dict.fromkeys(ids))
+    return RelationsRead(frozenset(unique), tuple(store.relations_of(unique) if unique else ()))
+
+
+def relations_of(store: Store, ids: Sequence[int], read: RelationsRead | None) -> list[Relation]:
+    return read.of(store, ids) if read is not None else list(store.relations_of(list(ids)))
 
 
 def check_relations(ctx: Context, refs: object, scope: str) -> tuple[int, ...]:
@@ -80,14 +108,17 @@ def associated(
     direct: Sequence[tuple[Memory, float]],
     filt: MemoryFilter,
     limit: int,
+    read: RelationsRead | None = None,
 ) -> list[Associated]:
-    """Current memories related to the direct hits, best-attached first, at most `limit`."""
+    """Current memories related to the direct hits, best-attached first, at most `limit`.
+
+    `read`: relations already read around (some of) the hits."""
     if not direct or limit <= 0:
         return []
     rank = {memory.id: i for i, (memory, _) in enumerate(direct)}
     by_id = {memory.id: (memory, score) for memory, score in direct}
     reached: dict[int, tuple[int, int]] = {}  # target id -> (rank of its direct hit, hit id)
-    for relation in ctx.store.relations_of(list(by_id)):
+    for relation in relations_of(ctx.store, list(by_id), read):
         if relation.kind != RELATES_TO:
             continue
         for source, target in (
