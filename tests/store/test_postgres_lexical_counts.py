@@ -381,3 +381,48 @@ def test_a_recall_s_keyword_half_reads_the_lexical_generation_once(
         assert pool.sized == 12
     finally:
         store.close()
+
+
+def test_a_word_new_to_the_statistics_costs_no_statement_of_its_own(
+    postgres_database_url: str,
+) -> None:
+    """The `lexgen` read carries the counts of the query's words: once a filter's averages are
+    kept, a keyword half is two statements (generation with counts, pool), however many of its
+    words are new; and a write that moves the generation is counted afresh."""
+    store = PostgresStore(postgres_database_url)
+    try:
+        for n in range(12):
+            memory_id = store.add_memory(new_memory(content=f"m{n}", scope="project:a"))
+            store.put_lexical(memory_id, doc(f"fig {'date' if n % 3 else 'kiwi'} n{n}"))
+        filt, sized = active("project:a"), MemoryFilter(scopes=("project:a",))
+        terms = ["fig", "kiwi", "date", "absent"]
+
+        def pool_counting() -> tuple[lexical.LexicalPool, int]:
+            statements: list[str] = []
+            with store._db.connection() as conn:
+                real = conn.execute
+
+                def counted(query: Any, params: Any = None, **kw: Any) -> Any:
+                    statements.append(str(query))
+                    return real(query, params, **kw)
+
+                conn.execute = counted  # type: ignore[method-assign]
+                try:
+                    pool = lexical.lexical_pool(conn, store._stats, filt, terms, 5, sized)
+                finally:
+                    del conn.execute
+            return pool, len(statements)
+
+        with store._db.connection() as conn:
+            lexical.lexical_pool(conn, store._stats, filt, ["fig"], 5, sized)
+        pool, statements = pool_counting()
+        assert statements == 2
+        assert pool.stats == store.lexical_stats(filt, terms)
+        assert pool.stats is not None and pool.stats.document_frequency["absent"] == 0
+        added = store.add_memory(new_memory(content="m12", scope="project:a"))
+        store.put_lexical(added, doc("kiwi absent"))
+        pool, _ = pool_counting()
+        assert pool.stats == store.lexical_stats(filt, terms)
+        assert pool.stats is not None and pool.stats.document_frequency["absent"] == 1
+    finally:
+        store.close()
