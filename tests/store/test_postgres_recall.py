@@ -16,9 +16,10 @@ from cairn import Cairn
 from cairn.config import Settings
 from cairn.context import EMBED_WORKERS, QuerySearch
 from cairn.embeddings.hashing import HashingEmbedder
+from cairn.ranking.dense import rescored
 from cairn.ranking.fusion import RECIPE
 from cairn.ranking.lexical import query_terms
-from cairn.ranking.recall import LEXICAL_POOL, RecallQuery, _rescored, candidates, retrieve
+from cairn.ranking.recall import LEXICAL_POOL, RecallQuery, candidates, retrieve
 from cairn.refs import parse_memory_refs
 from cairn.scope import visible_scopes
 from cairn.store.base import MemoryFilter
@@ -136,12 +137,30 @@ def test_feedback_rescores_from_the_first_pass_vectors_as_the_server_would(
         return real(self, *args)
 
     monkeypatch.setattr(PostgresStore, "window_similarities", counted)
-    local = _rescored(mem._ctx, filt, moved, ids, first.vectors)
+    local = rescored(mem._ctx, filt, moved, ids, first.vectors)
     assert asked == [] and local.keys() == served.keys() and len(ids) == 100
     assert all(local[i] == pytest.approx(served[i], abs=1e-6) for i in ids)
     partial_vectors = {i: v for i, v in first.vectors.items() if i != ids[0]}
-    assert _rescored(mem._ctx, filt, moved, ids, partial_vectors) == served
+    assert rescored(mem._ctx, filt, moved, ids, partial_vectors) == served
     assert asked == [ids]
+
+
+def test_own_vectors_the_searches_carried_are_not_read_again(
+    mem: Cairn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Feedback's best matches and the gate's survivors are among the searches' matches, whose
+    own vectors came with them: a cut recall reads no vector after its searches."""
+    expected = {q: _answered(mem, q) for q in QUERIES}
+    reads: list[list[int]] = []
+    real = PostgresStore.get_vectors
+
+    def counted(self: PostgresStore, ids: Any, identity: str) -> Any:
+        reads.append(list(ids))
+        return real(self, ids, identity)
+
+    monkeypatch.setattr(PostgresStore, "get_vectors", counted)
+    assert {q: _answered(mem, q) for q in QUERIES} == expected
+    assert reads == []
 
 
 def test_the_answer_around_the_hits_read_beside_is_the_serial_one(

@@ -36,8 +36,9 @@ def _unit(rng: np.random.Generator) -> np.ndarray:  # type: ignore[type-arg]
     return v / np.linalg.norm(v)
 
 
-def _fill(pg: PostgresStore) -> dict[int, np.ndarray]:  # type: ignore[type-arg]
-    """60 memories; every third has a window vector, which is what a window search must use."""
+def _fill(pg: PostgresStore, owns: dict[int, np.ndarray] | None = None) -> dict[int, np.ndarray]:  # type: ignore[type-arg]
+    """60 memories; every third has a window vector, which is what a window search must use
+    (`owns`, when given, gets every memory's own vector)."""
     rng = np.random.default_rng(5)
     searched: dict[int, np.ndarray] = {}  # type: ignore[type-arg]
     with pg.transaction():
@@ -46,6 +47,8 @@ def _fill(pg: PostgresStore) -> dict[int, np.ndarray]:  # type: ignore[type-arg]
             own = _unit(rng)
             pg.put_vector(memory_id, "e/8", own)
             searched[memory_id] = own
+            if owns is not None:
+                owns[memory_id] = own
             if n % 3 == 0:
                 window = _unit(rng)
                 pg.put_window(memory_id, "e/8", window)
@@ -71,9 +74,11 @@ def test_window_matches_carry_the_vector_each_cosine_was_computed_from(
     pg: PostgresStore, k: int
 ) -> None:
     """Through the indexes, the exact scan (more asked for than the 60 memories the indexes
-    hold) and `include`: every match comes with the vector it was scored by, the window vector
-    where there is one, bit for bit, and the cosines are `window_similarities`' own."""
-    searched = _fill(pg)
+    hold) and `include`: every match comes with the vector it was scored by (the window vector
+    where there is one) and its own vector, bit for bit, and the cosines are
+    `window_similarities`' own."""
+    owns: dict[int, np.ndarray] = {}  # type: ignore[type-arg]
+    searched = _fill(pg, owns)
     ids = sorted(searched)
     rng = np.random.default_rng(9)
     filt = MemoryFilter((SCOPE,))
@@ -81,7 +86,9 @@ def test_window_matches_carry_the_vector_each_cosine_was_computed_from(
         query = _unit(rng)
         matches = pg.window_matches(filt, "e/8", query, k, ids[-3:])
         assert matches.cosines == pg.window_similarities(filt, "e/8", query, k, ids[-3:])
-        assert set(matches.vectors) == set(matches.cosines) >= set(ids[-3:])
+        assert set(matches.vectors) == set(matches.own) == set(matches.cosines) >= set(ids[-3:])
+        assert all(np.array_equal(matches.own[i], owns[i]) for i in matches.own)
+        assert any(not np.array_equal(matches.own[i], matches.vectors[i]) for i in matches.own)
         if k > len(ids):
             assert set(matches.cosines) == set(ids)  # the exact scan found every memory
         else:

@@ -56,6 +56,13 @@ from cairn.embeddings.base import Vector
 from cairn.models import Memory
 from cairn.ranking.breadth import asks_for_many, session_spread
 from cairn.ranking.dates import DayRange, occurred_within, query_ranges
+from cairn.ranking.dense import (
+    gate_vectors,
+    joined,
+    own_vectors,
+    rescored,
+    window_matches,
+)
 from cairn.ranking.expansion import expanded_query, feedback_ids
 from cairn.ranking.fusion import (
     RECIPE,
@@ -71,7 +78,6 @@ from cairn.ranking.speakers import speaker_factors
 from cairn.store.base import LEXICAL_FIELDS, LexicalDoc, MemoryFilter, WindowMatches
 
 LEXICAL_POOL = 100
-DENSE_POOL = 100
 RELATIVE_CUT = RECIPE.cut_ratio
 FIELD_WEIGHTS = {**DEFAULT_FIELD_WEIGHTS, "context": RECIPE.context_field_weight}
 # Fields that are the memory itself (not its neighbours): what coverage is measured on.
@@ -133,6 +139,8 @@ class Phrasing:
     fused: dict[int, float]
     date: dict[int, float]
     stale: frozenset[int] = frozenset()
+    # Own vectors of candidates, where the store's search carried them (PostgreSQL).
+    own: Mapping[int, Vector] = field(default_factory=dict)
 
     def score(self, memory_id: int) -> float:
         return self.fused[memory_id] * self.date.get(memory_id, 1.0)
@@ -169,11 +177,9 @@ def retrieve_noting(
     # Scores are compared to 6 decimals: float32 and float64 arithmetic on the two backends
     # differ in the last bits, and a true tie must fall to the newer memory on both.
     top = sorted(best, key=lambda i: (-round(best[i][0], 6), -i))[: rerank_pool(query.limit)]
-    # The gate reads the survivors' own vectors; where the store reads on two connections, they
-    # are read beside the rows instead of after them.
-    beside = None
-    if query.cut and ctx.store.concurrent_reads:
-        beside = ctx.start_read(partial(ctx.store.get_vectors, top, ctx.embedder.identity))
+    # The gate reads the survivors' own vectors: carried by the searches, or read beside the rows.
+    carried = {i: v for phrasing in phrasings for i, v in phrasing.own.items()}
+    own = gate_vectors(ctx, top, carried) if query.cut else None
     memories = {m.id: m for m in ctx.store.get_memories(top)}
     speaker = _speaker_parts(memories, {i: best[i][1].text for i in memories}, recipe)
     ranked = sorted(
@@ -184,7 +190,7 @@ def retrieve_noting(
         ranked = _spread(ranked, recipe.session_decay)
     if query.cut:
         ranked = _relative_cut(ranked)
-        vectors = beside.result() if beside is not None else None
+        vectors = own.result() if own is not None else None
         ranked = judge(ctx, ranked, {i: best[i][1] for i in best}, query.limit, vectors)
     return ranked[: query.limit], any(phrasing.stale for phrasing in phrasings)
 
@@ -205,17 +211,18 @@ def candidates(
         pending = ctx.start_query_embedding(text)  # the model runs while the keywords are read
         lexical = _lexical(ctx, filt, query_terms(text))
         vector = pending.result()
-        window = _matches(ctx, filt, vector, include=list(lexical.scores))
+        window = window_matches(ctx, filt, vector, include=list(lexical.scores))
     first = _fused(ctx, vector, lexical, ranges, recipe, window.cosines)
     if recipe.feedback_weight > 0.0 and first.fused:
         top = feedback_ids(first.lifted(), recipe.feedback_docs)
-        found = ctx.store.get_vectors(top, ctx.embedder.identity)
+        found = own_vectors(ctx, top, window.own)
         known = [found[i] for i in top if i in found]
         moved = expanded_query(vector, known, recipe.feedback_weight)
-        rescored = _rescored(ctx, filt, moved, list(first.dense), window.vectors)
-        first = _fused(ctx, moved, lexical, ranges, recipe, rescored)
+        again = rescored(ctx, filt, moved, list(first.dense), window.vectors)
+        first = _fused(ctx, moved, lexical, ranges, recipe, again)
     # The gate reads the query's own vector: feedback re-orders, it never decides answerability.
-    return Phrasing(text, vector, lexical, first.dense, first.fused, first.date, first.stale)
+    dense, fused, date, stale = first.dense, first.fused, first.date, first.stale
+    return Phrasing(text, vector, lexical, dense, fused, date, stale, window.own)
 
 
 def _searched_beside(
@@ -228,23 +235,18 @@ def _searched_beside(
     keyword matches' cosines are read as soon as the vector exists, while the dense search
     still runs (at 100k the HNSW search outlasts the keyword search); when it has already
     finished, only the matches it missed are read, as one search after the other would."""
-    early = ctx.start_query_search(text, partial(_matches, ctx, filt, include=()))
+    early = ctx.start_query_search(text, partial(window_matches, ctx, filt, include=()))
     lexical = _lexical(ctx, filt, query_terms(text))
     keyword = list(lexical.scores)
     if keyword and not early.searched():
-        beside = _matches(ctx, filt, early.vector(), include=keyword, k=0)
+        beside = window_matches(ctx, filt, early.vector(), include=keyword, k=0)
         vector, window = early.result()
-        return vector, lexical, _joined(beside, window)
+        return vector, lexical, joined(beside, window)
     vector, window = early.result()
     missing = [i for i in keyword if i not in window.cosines]
     if missing:
-        window = _joined(window, _matches(ctx, filt, vector, include=missing, k=0))
+        window = joined(window, window_matches(ctx, filt, vector, include=missing, k=0))
     return vector, lexical, window
-
-
-def _joined(first: WindowMatches, then: WindowMatches) -> WindowMatches:
-    """Both searches' matches; `then`'s where both scored a memory (the same cosine)."""
-    return WindowMatches({**first.cosines, **then.cosines}, {**first.vectors, **then.vectors})
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,41 +280,6 @@ def _fused(
     fused = fuse_scores(lexical.scores, dense, recipe.lexical_weight)
     fused.update(keyword_only(lexical.scores, stale, dense, recipe.lexical_weight))
     return _Pass(dense, fused, _date_lifts(ctx, ranges, fused, recipe.date_lift), stale)
-
-
-def _window(
-    ctx: Context, filt: MemoryFilter, vector: Vector, include: Sequence[int], k: int = DENSE_POOL
-) -> dict[int, float]:
-    """Window cosines of the `k` closest memories the filter admits, and of `include`."""
-    return ctx.store.window_similarities(filt, ctx.embedder.identity, vector, k, include)
-
-
-def _matches(
-    ctx: Context, filt: MemoryFilter, vector: Vector, include: Sequence[int], k: int = DENSE_POOL
-) -> WindowMatches:
-    """`_window`, with the window vectors where the store read them."""
-    return ctx.store.window_matches(filt, ctx.embedder.identity, vector, k, include)
-
-
-def _rescored(
-    ctx: Context,
-    filt: MemoryFilter,
-    vector: Vector,
-    ids: Sequence[int],
-    known: Mapping[int, Vector],
-) -> dict[int, float]:
-    """Window cosines of `ids` against `vector`: from the window vectors the first pass read
-    when it read them all (PostgreSQL: no round trip, no second scoring on the server), else
-    asked of the store. Computed as pgvector does, dot over both norms; a zero vector scores
-    0."""
-    if not ids or any(i not in known for i in ids):
-        return _window(ctx, filt, vector, include=ids, k=0)
-    matrix = np.stack([np.asarray(known[i], dtype=np.float64) for i in ids])
-    query = np.asarray(vector, dtype=np.float64)
-    norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
-    dots = matrix @ query
-    cosines = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0.0)
-    return dict(zip(ids, np.clip(cosines, -1.0, 1.0).tolist(), strict=True))
 
 
 def keyword_only(

@@ -171,13 +171,15 @@ class LexicalPool:
 
 @dataclass(frozen=True, slots=True)
 class WindowMatches:
-    """A window search's cosines, and the window vectors they were computed from where the
-    backend read them anyway (PostgreSQL, whose server computes the cosines): scoring the same
-    memories against a second query vector then costs no round trip. A backend that scores in
-    memory (SQLite) leaves `vectors` empty; the caller asks it again."""
+    """A window search's cosines, and the window vectors they were computed from and the
+    memories' own vectors where the backend read them anyway (PostgreSQL, whose server computes
+    the cosines): scoring the same memories against a second query vector, or reading their own
+    vectors, then costs no round trip. A backend that scores in memory (SQLite) leaves both
+    empty; the caller asks it again."""
 
     cosines: dict[int, float]
     vectors: dict[int, Vector]
+    own: dict[int, Vector]
 
 
 class ContextStore(Protocol):

@@ -20,16 +20,16 @@ from cairn.store.postgres import lexical
 from cairn.store.postgres.connection import Database
 from cairn.store.postgres.filters import filter_sql
 from cairn.store.postgres.vectors import (
+    WindowHit,
     put_vector,
-    similarity,
     vector_param,
-    vectors_from_binary,
+    window_hits,
     window_nearest,
 )
 from cairn.store.sql.neighbours import NeighbourRows
 
 _WINDOW = "coalesce(w.embedding, v.embedding) <=> %(query)b::vector"
-_VECTOR = "coalesce(w.embedding, v.embedding)"
+_VECTORS = "w.embedding, v.embedding"  # the window vector (NULL without one), the own vector
 _FROM = (
     "FROM vectors v JOIN memories m ON m.id = v.memory_id"
     " LEFT JOIN windows w ON w.memory_id = v.memory_id AND w.identity = v.identity"
@@ -52,47 +52,42 @@ class ContextRows(NeighbourRows):
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int, include: Sequence[int]
     ) -> WindowMatches:
         if not filt.scopes:
-            return WindowMatches({}, {})
+            return WindowMatches({}, {}, {})
         base: dict[str, Any] = {
             "query": vector_param(vector),
             "identity": identity,
             "dims": int(vector.shape[0]),
         }
-        found: dict[int, tuple[float, Vector]] = {}
+        found: dict[int, WindowHit] = {}
         with self._db.connection() as conn:
             indexed = window_nearest(conn, filt, identity, vector, k)
-            found.update((i, (cosine, v)) for i, cosine, v in indexed)
+            found.update((hit.memory_id, hit) for hit in indexed)
             if k > 0 and len(indexed) < k:
                 found.clear()  # the indexes' scans ran out: the exact scan answers alone
                 where, params = filter_sql(filt)
                 params.update(base, k=k)
                 statement = sql.SQL(
-                    f"SELECT v.memory_id, {_WINDOW} AS distance, {_VECTOR} {_FROM}"
+                    f"SELECT v.memory_id, {_WINDOW} AS distance, {_VECTORS} {_FROM}"
                     " WHERE v.identity = %(identity)s AND v.dims = %(dims)s AND {where}"
                     " ORDER BY distance, v.memory_id LIMIT %(k)s"
                 ).format(where=sql.SQL(where))
-                found.update(_matched(conn.execute(statement, params, binary=True).fetchall()))
+                rows = conn.execute(statement, params, binary=True).fetchall()
+                found.update((hit.memory_id, hit) for hit in window_hits(rows))
             wanted = [i for i in dict.fromkeys(include) if i not in found]
             if wanted:
                 rows = conn.execute(
-                    f"SELECT v.memory_id, {_WINDOW}, {_VECTOR} {_FROM} WHERE v.identity ="
+                    f"SELECT v.memory_id, {_WINDOW}, {_VECTORS} {_FROM} WHERE v.identity ="
                     " %(identity)s AND v.dims = %(dims)s AND v.memory_id = ANY(%(ids)s::bigint[])",
                     {**base, "ids": wanted},
                     binary=True,
                 ).fetchall()
-                found.update(_matched(rows))
+                found.update((hit.memory_id, hit) for hit in window_hits(rows))
         return WindowMatches(
-            {i: cosine for i, (cosine, _) in found.items()}, {i: v for i, (_, v) in found.items()}
+            {i: hit.cosine for i, hit in found.items()},
+            {i: hit.window for i, hit in found.items()},
+            {i: hit.own for i, hit in found.items()},
         )
 
     def set_lexical_context(self, memory_id: int, context: str) -> None:
         with self._db.transaction() as conn:
             lexical.set_context(conn, memory_id, context)
-
-
-def _matched(rows: Sequence[tuple[Any, ...]]) -> dict[int, tuple[float, Vector]]:
-    """(memory_id, distance, vector in binary) rows as id -> (cosine, vector)."""
-    vectors = vectors_from_binary([row[2] for row in rows])
-    return {
-        int(row[0]): (similarity(row[1]), vector) for row, vector in zip(rows, vectors, strict=True)
-    }

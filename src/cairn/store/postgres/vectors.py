@@ -62,6 +62,7 @@ import hashlib
 import math
 import struct
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -346,8 +347,12 @@ _NO_WINDOW = (
 )
 
 
-# Each hit's window vector (own vector when it has none) after its distance.
-HITS_WITH_VECTORS = "SELECT memory_id, distance, embedding FROM hits ORDER BY distance, memory_id"
+# Each hit's window vector (NULL when it has none) and own vector after its distance.
+HITS_WITH_VECTORS = "SELECT memory_id, distance, wvec, ovec FROM hits ORDER BY distance, memory_id"
+_OWN = (
+    "(SELECT o.embedding FROM vectors o WHERE o.memory_id = v.memory_id"
+    " AND o.identity = v.identity)"
+)
 
 
 def window_sql(identity: str, dims: int, where: str) -> sql.Composed:
@@ -364,19 +369,42 @@ def window_sql(identity: str, dims: int, where: str) -> sql.Composed:
                 table=table,
                 extra=extra,
                 select=HITS_WITH_VECTORS,
-                carry=", v.embedding",
+                carry=carry,
             )
         )
-        for table, extra in (("windows", _HAS_VECTOR), ("vectors", _NO_WINDOW))
+        for table, extra, carry in (
+            ("windows", _HAS_VECTOR, f", v.embedding AS wvec, {_OWN} AS ovec"),
+            ("vectors", _NO_WINDOW, ", NULL::vector AS wvec, v.embedding AS ovec"),
+        )
     ]
     return sql.SQL(" UNION ALL ").join(halves)
 
 
+@dataclass(frozen=True, slots=True)
+class WindowHit:
+    """A memory scored by its window vector (its own when it has none), with both vectors."""
+
+    memory_id: int
+    cosine: float
+    window: Vector
+    own: Vector
+
+
+def window_hits(rows: Sequence[tuple[Any, ...]]) -> list[WindowHit]:
+    """(memory_id, distance, window vector or NULL, own vector) rows, vectors in binary."""
+    owns = vectors_from_binary([row[3] for row in rows])
+    windows = iter(vectors_from_binary([row[2] for row in rows if row[2] is not None]))
+    return [
+        WindowHit(int(row[0]), similarity(row[1]), own if row[2] is None else next(windows), own)
+        for row, own in zip(rows, owns, strict=True)
+    ]
+
+
 def window_nearest(
     conn: Conn, filt: MemoryFilter, identity: str, vector: Vector, k: int
-) -> list[tuple[int, float, Vector]]:
+) -> list[WindowHit]:
     """The `k` memories whose window vector (own vector when it has none) is closest, through
-    the two HNSW indexes, each with that vector; fewer than `k` when the indexes' scans ran out
+    the two HNSW indexes, with their vectors; fewer than `k` when the indexes' scans ran out
     (the caller then searches exactly)."""
     dims = int(vector.shape[0])
     if k <= 0 or not filt.scopes or dims > HNSW_MAX_DIMS:
@@ -384,9 +412,7 @@ def window_nearest(
     where, params = filter_sql(filt)
     params.update(query=vector_param(vector), k=k)
     rows = conn.execute(window_sql(identity, dims, where), params, binary=True).fetchall()
-    hits = sorted(((int(i), float(d), v) for i, d, v in rows), key=lambda h: (h[1], h[0]))[:k]
-    vectors = vectors_from_binary([v for _, _, v in hits])
-    return [(i, similarity(d), v) for (i, d, _), v in zip(hits, vectors, strict=True)]
+    return window_hits(sorted(rows, key=lambda row: (float(row[1]), int(row[0])))[:k])
 
 
 def vectors_from_binary(values: Sequence[bytes]) -> list[Vector]:

@@ -46,7 +46,7 @@ class ContextRows(NeighbourRows):
         self, filt: MemoryFilter, identity: str, vector: Vector, k: int, include: Sequence[int]
     ) -> WindowMatches:
         """The cosines alone: scoring again in memory costs what reading vectors out would."""
-        return WindowMatches(self.window_similarities(filt, identity, vector, k, include), {})
+        return WindowMatches(self.window_similarities(filt, identity, vector, k, include), {}, {})
 
     def set_lexical_context(self, memory_id: int, context: str) -> None:
         with self._db.transaction() as conn:
