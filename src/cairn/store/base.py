@@ -193,7 +193,7 @@ class ContextStore(Protocol):
     vectors, never by a model). `window_similarities` is cosine against window vectors - a
     memory without one counts with its own vector - for the best `k` memories the filter admits
     plus every id in `include` (whatever the filter says); `window_matches` is the same search
-    with the window vectors the backend read. `set_lexical_context` replaces only
+    with the window and own vectors the backend read. `set_lexical_context` replaces only
     the `context` field of a memory's lexical entry. `occurred_times` is a light read of
     `occurred_at` for many candidates (the date lift needs no more of them).
     """

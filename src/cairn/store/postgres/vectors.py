@@ -318,14 +318,13 @@ def nearest_sql(
         order = sql.SQL("distance, v.memory_id")
     return sql.SQL(
         "WITH hits AS MATERIALIZED ("
-        " SELECT v.memory_id, {distance} AS distance{carry}"
+        " SELECT v.memory_id, {selected}"
         " FROM {table} v JOIN memories m ON m.id = v.memory_id"
         " WHERE v.identity = {identity} AND v.dims = {dims} AND {where}{extra}"
         " ORDER BY {order} LIMIT %(k)s) {select}"
     ).format(
         select=sql.SQL(select),
-        carry=sql.SQL(carry),
-        distance=distance,
+        selected=sql.Composed([distance, sql.SQL(f" AS distance{carry}")]),
         table=sql.Identifier(table),
         identity=sql.Literal(identity),
         dims=typed,
