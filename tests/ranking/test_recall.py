@@ -373,8 +373,8 @@ def test_feedback_rescores_the_first_pass_and_adds_no_candidate(mem: Cairn) -> N
     on a store past the dense pool's size no memory outside the first pass joins."""
     import numpy as np
 
-    from cairn.ranking.expansion import expanded_query, feedback_ids
     from cairn.ranking.dense import DENSE_POOL
+    from cairn.ranking.expansion import expanded_query, feedback_ids
 
     ctx = mem._ctx
     filt, on, first, second = _feedback_passes(mem, DENSE_POOL + 80)
