@@ -356,8 +356,8 @@ _OWN = (
 
 def window_sql(identity: str, dims: int, where: str) -> sql.Composed:
     """Both halves of a window search in one statement (one round trip, one plan), each the
-    best `k` of its own index with the vector it was scored by; the caller keeps the best `k`
-    of the two."""
+    best `k` of its own index with the vector it was scored by and its own vector (the same for
+    the half without windows); the caller keeps the best `k` of the two."""
     halves = [
         sql.SQL("({})").format(
             nearest_sql(
