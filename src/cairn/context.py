@@ -119,18 +119,14 @@ class Context:
         behind them). The vector is handed out as soon as it exists, so the caller can read
         with it while the search still runs. `search` runs on the worker thread: only a store
         whose `concurrent_reads` says so may be read there."""
-        cached = self._queries.get(text)
-        embedder = self.embedder
         vector_ready: Future[Vector] = Future()
 
         def run() -> T:
             try:
-                vector = cached if cached is not None else embedder.embed_many([text])[0]
+                vector = self.embed_query(text)
             except BaseException as err:
                 vector_ready.set_exception(err)
                 raise
-            if cached is None:
-                self._remember(text, vector)
             vector_ready.set_result(vector)
             return search(vector)
 

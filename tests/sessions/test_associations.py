@@ -5,12 +5,14 @@ from __future__ import annotations
 import pytest
 
 from cairn import Cairn, InvalidInput, InvalidRef
+from cairn.models import RememberResult
+from cairn.refs import parse_memory_refs
 
 SCOPE = "project:example/api"
 OTHER = "project:example/web"
 
 
-def test_related_memories_come_back_associated(mem: Cairn) -> None:
+def _decision_and_its_lesson(mem: Cairn) -> tuple[RememberResult, RememberResult]:
     db = mem.remember("We store sessions in PostgreSQL.", type="decision", scope=SCOPE)
     why = mem.remember(
         "Redis lost sessions on eviction twice in May.",
@@ -18,6 +20,11 @@ def test_related_memories_come_back_associated(mem: Cairn) -> None:
         scope=SCOPE,
         relates_to=[db.memory_id],
     )
+    return db, why
+
+
+def test_related_memories_come_back_associated(mem: Cairn) -> None:
+    db, why = _decision_and_its_lesson(mem)
     found = mem.recall("where are sessions stored", scope=SCOPE, limit=1)
     assert [(h.ref, h.pathway) for h in found.hits] == [
         (db.memory_id, "direct"),
@@ -27,6 +34,28 @@ def test_related_memories_come_back_associated(mem: Cairn) -> None:
     assert associated.via == db.memory_id
     assert associated.score < found.hits[0].score
     assert why.memory_id in found.refs
+
+
+def test_a_recall_reads_the_relations_of_its_hits_once(
+    mem: Cairn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One read of the relations around the hits serves the update links and the associations."""
+    db, why = _decision_and_its_lesson(mem)
+    store = type(mem.store)
+    reads: list[list[int]] = []
+    original = store.relations_of
+
+    def counted(self: object, ids: list[int]) -> object:
+        reads.append(list(ids))
+        return original(self, ids)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "relations_of", counted)
+    found = mem.recall("where are sessions stored", scope=SCOPE, limit=1)
+    assert [(h.ref, h.pathway) for h in found.hits] == [
+        (db.memory_id, "direct"),
+        (why.memory_id, "associated"),
+    ]
+    assert reads == [parse_memory_refs([db.memory_id])]
 
 
 def test_relations_work_both_ways_and_not_twice(mem: Cairn) -> None:

@@ -1,10 +1,8 @@
-"""One read of the relations around a recall's hits serves its update links and associations."""
+"""A read of the relations around some memories answers as the store would for any ids."""
 
 from __future__ import annotations
 
 from itertools import chain, combinations
-
-import pytest
 
 from cairn import Cairn
 from cairn.refs import parse_memory_refs
@@ -36,30 +34,3 @@ def test_a_read_answers_as_the_store_would_for_any_ids(mem: Cairn) -> None:
             found = read.of(store, list(asked))
             assert sorted(found, key=repr) == sorted(store.relations_of(list(asked)), key=repr)
             assert len(found) == len(set(found))
-
-
-def test_a_recall_reads_the_relations_of_its_hits_once(
-    mem: Cairn, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    db = mem.remember("We store sessions in PostgreSQL.", type="decision", scope=SCOPE)
-    why = mem.remember(
-        "Redis lost sessions on eviction twice in May.",
-        type="lesson",
-        scope=SCOPE,
-        relates_to=[db.memory_id],
-    )
-    store = type(mem.store)
-    reads: list[list[int]] = []
-    original = store.relations_of
-
-    def counted(self: object, ids: list[int]) -> object:
-        reads.append(list(ids))
-        return original(self, ids)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(store, "relations_of", counted)
-    found = mem.recall("where are sessions stored", scope=SCOPE, limit=1)
-    assert [(h.ref, h.pathway) for h in found.hits] == [
-        (db.memory_id, "direct"),
-        (why.memory_id, "associated"),
-    ]
-    assert reads == [parse_memory_refs([db.memory_id])]

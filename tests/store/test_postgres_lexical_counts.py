@@ -351,30 +351,44 @@ def test_the_ranked_first_pool_reads_the_gin_index(postgres_database_url: str) -
         store.close()
 
 
+def _fruit(store: PostgresStore) -> tuple[MemoryFilter, MemoryFilter]:
+    """12 entries of one scope (every third says kiwi, the others date); the filter of its
+    active memories and the scope's."""
+    for n in range(12):
+        memory_id = store.add_memory(new_memory(content=f"m{n}", scope="project:a"))
+        store.put_lexical(memory_id, doc(f"fig {'date' if n % 3 else 'kiwi'} n{n}"))
+    return active("project:a"), MemoryFilter(scopes=("project:a",))
+
+
+def _pool_statements(
+    store: PostgresStore, filt: MemoryFilter, terms: list[str], sized: MemoryFilter
+) -> tuple[lexical.LexicalPool, list[str]]:
+    """`lexical_pool` on one connection, and the statements it sent."""
+    statements: list[str] = []
+    with store._db.connection() as conn:
+        real = conn.execute
+
+        def counted(query: Any, params: Any = None, **kw: Any) -> Any:
+            statements.append(str(query))
+            return real(query, params, **kw)
+
+        conn.execute = counted  # type: ignore[method-assign]
+        try:
+            pool = lexical.lexical_pool(conn, store._stats, filt, terms, 5, sized)
+        finally:
+            del conn.execute
+    return pool, statements
+
+
 def test_a_recall_s_keyword_half_reads_the_lexical_generation_once(
     postgres_database_url: str,
 ) -> None:
     """`lexical_pool` answers what the three calls answer, with one `lexgen` read, not three."""
     store = PostgresStore(postgres_database_url)
     try:
-        for n in range(12):
-            memory_id = store.add_memory(new_memory(content=f"m{n}", scope="project:a"))
-            store.put_lexical(memory_id, doc(f"fig {'date' if n % 3 else 'kiwi'} n{n}"))
-        filt, sized = active("project:a"), MemoryFilter(scopes=("project:a",))
-        reads: list[str] = []
-        with store._db.connection() as conn:
-            real = conn.execute
-
-            def counted(query: Any, params: Any = None, **kw: Any) -> Any:
-                if "lexgen" in str(query):
-                    reads.append("lexgen")
-                return real(query, params, **kw)
-
-            conn.execute = counted  # type: ignore[method-assign]
-            try:
-                pool = lexical.lexical_pool(conn, store._stats, filt, ["fig", "kiwi"], 5, sized)
-            finally:
-                del conn.execute
+        filt, sized = _fruit(store)
+        pool, statements = _pool_statements(store, filt, ["fig", "kiwi"], sized)
+        reads = ["lexgen" for statement in statements if "lexgen" in statement]
         assert reads == ["lexgen"]
         assert pool.rows == store.lexical_candidates(filt, ["fig", "kiwi"], 5)
         assert pool.stats == store.lexical_stats(filt, ["fig", "kiwi"])
@@ -391,37 +405,16 @@ def test_a_word_new_to_the_statistics_costs_no_statement_of_its_own(
     words are new; and a write that moves the generation is counted afresh."""
     store = PostgresStore(postgres_database_url)
     try:
-        for n in range(12):
-            memory_id = store.add_memory(new_memory(content=f"m{n}", scope="project:a"))
-            store.put_lexical(memory_id, doc(f"fig {'date' if n % 3 else 'kiwi'} n{n}"))
-        filt, sized = active("project:a"), MemoryFilter(scopes=("project:a",))
+        filt, sized = _fruit(store)
         terms = ["fig", "kiwi", "date", "absent"]
-
-        def pool_counting() -> tuple[lexical.LexicalPool, int]:
-            statements: list[str] = []
-            with store._db.connection() as conn:
-                real = conn.execute
-
-                def counted(query: Any, params: Any = None, **kw: Any) -> Any:
-                    statements.append(str(query))
-                    return real(query, params, **kw)
-
-                conn.execute = counted  # type: ignore[method-assign]
-                try:
-                    pool = lexical.lexical_pool(conn, store._stats, filt, terms, 5, sized)
-                finally:
-                    del conn.execute
-            return pool, len(statements)
-
-        with store._db.connection() as conn:
-            lexical.lexical_pool(conn, store._stats, filt, ["fig"], 5, sized)
-        pool, statements = pool_counting()
-        assert statements == 2
+        _pool_statements(store, filt, ["fig"], sized)  # keeps the averages and totals
+        pool, statements = _pool_statements(store, filt, terms, sized)
+        assert len(statements) == 2
         assert pool.stats == store.lexical_stats(filt, terms)
         assert pool.stats is not None and pool.stats.document_frequency["absent"] == 0
         added = store.add_memory(new_memory(content="m12", scope="project:a"))
         store.put_lexical(added, doc("kiwi absent"))
-        pool, _ = pool_counting()
+        pool, _ = _pool_statements(store, filt, terms, sized)
         assert pool.stats == store.lexical_stats(filt, terms)
         assert pool.stats is not None and pool.stats.document_frequency["absent"] == 1
     finally:

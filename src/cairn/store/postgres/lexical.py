@@ -309,9 +309,9 @@ class StatsCache:
         ).fetchall()
         value = rows[0][0] if rows else None
         items = self._cache.current(None if value is None else str(value))
-        found = {lexemes[str(lex)]: int(n) for _, lex, n in rows if lex is not None}
-        for term in wanted:
-            items.setdefault((filt, term), found.get(term, 0))
+        counts = _per_term(wanted, lexemes, [(lex, n) for _, lex, n in rows if lex is not None])
+        for term, count in counts.items():
+            items.setdefault((filt, term), count)
         return items
 
     def counted(
@@ -368,14 +368,21 @@ def _averages(conn: Conn, filt: MemoryFilter) -> tuple[float, ...]:
     return (float(values[0]), *(float(v or 0.0) for v in values[1:]))
 
 
+def _per_term(
+    terms: Sequence[str], lexemes: dict[str, str], counted: Sequence[tuple[Any, ...]]
+) -> dict[str, int]:
+    """(lexeme, documents) rows of the kept counts as each term's count, 0 where none."""
+    found = {lexemes[str(lex)]: int(n) for lex, n in counted}
+    return {term: found.get(term, 0) for term in terms}
+
+
 def _frequencies(conn: Conn, filt: MemoryFilter, terms: list[str]) -> dict[str, int]:
     if filt.scopes_and_statuses_only:
         lexemes = {lexeme(term): term for term in terms}
         rows = conn.execute(
             _GROUP_FREQUENCIES, {**_group_params(filt), "terms": list(lexemes)}
         ).fetchall()
-        found = {lexemes[str(lex)]: int(n) for lex, n in rows}
-        return {term: found.get(term, 0) for term in terms}
+        return _per_term(terms, lexemes, rows)
     where, params = filter_sql(filt)
     params.update(_term_params(terms))
     counts = ", ".join(
@@ -404,6 +411,5 @@ _GROUP_FREQUENCIES = (
 # one statement: one row with NULL counts when no word is there.
 _LEXGEN_AND_FREQUENCIES = (
     "SELECT g.value, t.term, t.docs FROM (SELECT (SELECT value FROM meta WHERE key = 'lexgen')"
-    " AS value) g LEFT JOIN (SELECT term, sum(docs) AS docs FROM lexical_terms"
-    f" WHERE term = ANY(%(terms)s::text[]) AND {_GROUPS} GROUP BY term) t ON true"
+    f" AS value) g LEFT JOIN ({_GROUP_FREQUENCIES}) AS t(term, docs) ON true"
 )
