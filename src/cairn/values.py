@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from cairn.ranking.lexical import STOPWORDS, stem
 
@@ -139,6 +139,8 @@ def same_values(left: str, right: str) -> bool:
     return not value_diff(left, right).changed
 
 
+# Deduplication compares one new claim with each of its near-duplicates: its side is read once.
+@lru_cache(maxsize=64)
 def _side(text: str) -> _Side:
     text = text.replace("’", "'")
     strong: dict[str, str] = {}
