@@ -107,9 +107,12 @@ class Context:
         cached = self._queries.get(text)
         if cached is not None:
             return PendingVector(text, cached, None, self._remember)
+        return PendingVector(text, None, self.start_embedding(text), self._remember)
+
+    def start_embedding(self, text: str) -> Future[Vector]:
+        """Begin embedding a text on the worker thread, uncached (a claim is embedded once)."""
         embedder = self.embedder
-        future = self._executor().submit(lambda: embedder.embed_many([text])[0])
-        return PendingVector(text, None, future, self._remember)
+        return self._executor().submit(lambda: embedder.embed_many([text])[0])
 
     def start_query_search(self, text: str, search: Callable[[Vector], T]) -> QuerySearch[T]:
         """Embed a query text and run `search` on its vector, both on the worker thread.

@@ -16,6 +16,7 @@ from typing import IO, Any, TypedDict, Unpack, cast
 
 from cairn import consolidate, exchange, history
 from cairn.browse_tools import BrowseTools
+from cairn.claim_args import validate_type
 from cairn.code.records import UNCHECKED, CitationCheck
 from cairn.code.tools import CodeTools
 from cairn.config import Settings
@@ -38,7 +39,13 @@ from cairn.models import (
 from cairn.ranking.recall import RecallQuery, Scored, retrieve_noting
 from cairn.records.sessions import Session
 from cairn.refusal import check_query, loggable
-from cairn.remember import build_claim, embed_claims, remember_batch, store_claim, validate_type
+from cairn.remember import (
+    build_claim,
+    claim_vector,
+    remember_batch,
+    start_vector,
+    store_claim,
+)
 from cairn.retrieval_tools import RetrievalTools, check_kind, memory_budget, with_pages
 from cairn.scope import visible_scopes
 from cairn.sessions.enrich import check_evidence_mode, complete
@@ -173,8 +180,9 @@ class Cairn(
         args = {k: v for k, v in locals().items() if k not in {"self", "dedup"} and v is not None}
         if cwd is not None:
             args["cwd"] = str(cwd)
+        started = start_vector(self._ctx, content) if embedding is None else None
         claim = build_claim(self._ctx, args, self._default_cwd())
-        vector = embed_claims(self._ctx, [claim])[0]
+        vector = claim_vector(self._ctx, claim, started)
         result = store_claim(self._ctx, claim, vector, dedup=dedup)
         self._wrote()
         return result

@@ -5,46 +5,54 @@ with the same values is `boosted`, and one with different values (a version, a n
 a negation: `cairn.values`) is stored and linked as a possible update (`cairn.updates`).
 
 Validation and refusal happen before anything is written, so a refused call stores nothing.
-Embedding happens outside the write transaction (it is the slow part); the dedup check and the
-insert happen inside one, so two writers racing on the same claim cannot both create it.
+The dedup check and the insert happen inside one write transaction, so two writers racing on
+the same claim cannot both create it. Embedding (the slow part) happens before that
+transaction on an embedded store, whose lock is the whole file's; on a server store it runs on
+the worker thread beside the checks and the transaction's first round trips (`claim_vector`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from cairn import neighbours, updates
+from cairn import neighbours
+from cairn.claim_args import (
+    durability_of,
+    embedding_of,
+    occurred_of,
+    optional_text,
+    ref_list,
+    refuse_secrets_in,
+    validate_type,
+    weight_of,
+)
 from cairn.code.citations import PreparedCitation, prepare_for_claim
 from cairn.context import Context
 from cairn.embeddings.base import MAX_EMBED_CHARS, Vector, fit_dimensions
-from cairn.errors import CairnError, InvalidInput, UnknownType
+from cairn.errors import CairnError, InvalidInput
 from cairn.evidence import check_cites, record_cites
 from cairn.indexing import lexical_doc
 from cairn.lifecycle import note_restatement
 from cairn.models import (
-    DURABILITIES,
-    MEMORY_TYPES,
     BatchItem,
     ItemError,
     Memory,
     NewEvent,
     NewMemory,
     RememberResult,
-    default_durability,
 )
 from cairn.refs import event_ref, memory_ref
-from cairn.refusal import check_content, check_strings, check_text, safe_echo
+from cairn.refusal import check_content, check_text
 from cairn.scope import current_branch
 from cairn.sessions.ledger import claim_scope, require_open
-from cairn.sessions.relations import check_relations, relate
+from cairn.sessions.relations import MAY_UPDATE, RELATES_TO, check_relations, relate
 from cairn.store.base import Indexed
 from cairn.tags import detect_tags, normalise_tags
-from cairn.timeutil import parse_when
 from cairn.values import compare
 
 SUMMARY_CHARS = 200
@@ -120,17 +128,6 @@ def text_for_embedding(content: str) -> str:
     return content[:MAX_EMBED_CHARS]
 
 
-def validate_type(value: object) -> str:
-    name = value.strip().lower() if isinstance(value, str) else ""
-    if name not in MEMORY_TYPES:
-        raise UnknownType(
-            f"type {safe_echo(value)} is not one of the ten memory types: "
-            f"{', '.join(MEMORY_TYPES)}. "
-            "Pick the closest (a durable truth is a fact; a rule is a constraint)."
-        )
-    return name
-
-
 def build_claim(ctx: Context, args: Mapping[str, Any], default_cwd: Path) -> Claim:
     """Check one remember call's arguments; raise before anything is written."""
     unknown = set(args) - REMEMBER_FIELDS
@@ -143,34 +140,34 @@ def build_claim(ctx: Context, args: Mapping[str, Any], default_cwd: Path) -> Cla
     if not isinstance(content, str):
         raise InvalidInput("content is required and must be text: the claim to remember.")
     check_content(content, max_bytes=ctx.settings.max_content_bytes)
-    _refuse_secrets(args)
+    refuse_secrets_in(args)
     mtype = validate_type(args.get("type"))
     # A closed session is a state conflict: reported after every argument is checked.
     scope = claim_scope(ctx, args, default_cwd, closed_ok=True)
     tags = normalise_tags(args["tags"]) if args.get("tags") else detect_tags(content)
-    summary = _optional_text(args, "summary") or summarise(content)
+    summary = optional_text(args, "summary") or summarise(content)
     claim = Claim(
         content=content,
         type=mtype,
         scope=scope,
         summary=summarise(summary),
         tags=tags,
-        reason=_optional_text(args, "reason"),
-        source_ref=_optional_text(args, "source_ref"),
-        weight=_weight(args.get("weight")),
-        durability=_durability(args.get("durability"), mtype),
+        reason=optional_text(args, "reason"),
+        source_ref=optional_text(args, "source_ref"),
+        weight=weight_of(args.get("weight")),
+        durability=durability_of(args.get("durability"), mtype),
         pinned=bool(args.get("pinned") or False),
-        occurred_at=_occurred(args.get("occurred_at")),
-        diff_text=_optional_text(args, "diff_text"),
+        occurred_at=occurred_of(args.get("occurred_at")),
+        diff_text=optional_text(args, "diff_text"),
         diff_files=tuple(str(f) for f in args.get("diff_files") or ()),
-        error_trace=_optional_text(args, "error_trace"),
-        session_id=_optional_text(args, "session_id"),
+        error_trace=optional_text(args, "error_trace"),
+        session_id=optional_text(args, "session_id"),
         branch=current_branch(args["cwd"]) if args.get("cwd") else None,
-        embedding=_embedding(args.get("embedding")),
-        used=tuple(check_cites(ctx, _ref_list(args.get("used"), "used"), scope)),
+        embedding=embedding_of(args.get("embedding")),
+        used=tuple(check_cites(ctx, ref_list(args.get("used"), "used"), scope)),
         relates_to=check_relations(ctx, args.get("relates_to"), scope),
         citation=prepare_for_claim(
-            ctx, _optional_text(args, "source_ref"), args.get("cwd"), scope, default_cwd
+            ctx, optional_text(args, "source_ref"), args.get("cwd"), scope, default_cwd
         ),
     )
     if args.get("session_id") is not None:
@@ -178,76 +175,25 @@ def build_claim(ctx: Context, args: Mapping[str, Any], default_cwd: Path) -> Cla
     return claim
 
 
-def _refuse_secrets(args: Mapping[str, Any]) -> None:
-    """Every text of the call, as given: before it is stripped, lowercased (tags), collapsed or
-    cut (summary), parsed (occurred_at, scope, session_id) or echoed in an error."""
-    for name in sorted(args, key=lambda n: (n != "content", n)):
-        check_strings(args[name], field=name)
-
-
-def _ref_list(value: object, name: str) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    if not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
-        raise InvalidInput(f"{name} must be a list of memory refs such as ['mem_12'].")
-    return list(value)
-
-
 def _link(ctx: Context, claim: Claim, memory_id: int, now: datetime) -> None:
     """Count the claim's cites and record its associations (inside the write transaction)."""
-    record_cites(
-        ctx, claim.used, scope=claim.scope, branch=claim.branch, session_id=claim.session_id
-    )
+    _count_cites(ctx, claim)
     relate(ctx.store, memory_id, claim.relates_to, now)
 
 
-def _optional_text(args: Mapping[str, Any], name: str) -> str | None:
-    value = args.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be text, got {type(value).__name__}.")
-    return value.strip() or None
+def _count_cites(ctx: Context, claim: Claim) -> None:
+    record_cites(
+        ctx, claim.used, scope=claim.scope, branch=claim.branch, session_id=claim.session_id
+    )
 
 
-def _weight(value: object) -> float:
-    if value is None:
-        return 0.5
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise InvalidInput(f"weight {value!r} is out of range; give a number from 0 to 1.")
-    return float(value)
-
-
-def _durability(value: object, mtype: str) -> str:
-    if value is None:
-        return default_durability(mtype)
-    if value not in DURABILITIES:
-        raise InvalidInput(
-            f"durability {safe_echo(value)} is not one of {', '.join(DURABILITIES)}; omit it to "
-            f"use the default for {mtype} ({default_durability(mtype)})."
-        )
-    return str(value)
-
-
-def _occurred(value: object) -> datetime | None:
-    if value is None or value == "":
-        return None
-    if not isinstance(value, (str, datetime)):
-        raise InvalidInput("occurred_at must be an RFC 3339 timestamp such as 2026-08-26T09:30Z.")
-    return parse_when(value, field="occurred_at", end_of_day=False)
-
-
-def _embedding(value: object) -> tuple[float, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not value:
-        raise InvalidInput("embedding must be a non-empty list of numbers.")
-    try:
-        return tuple(float(x) for x in value)
-    except (TypeError, ValueError):
-        raise InvalidInput("embedding must be a list of numbers only.") from None
+def _links(claim: Claim, update: Near | None) -> list[tuple[int, str]]:
+    """A new memory's relations, written with it: its associations and the older memory it
+    may update (newer -> older)."""
+    links = [(target, RELATES_TO) for target in claim.relates_to]
+    if update is not None:
+        links.append((update.memory_id, MAY_UPDATE))
+    return links
 
 
 def embed_claims(ctx: Context, claims: Sequence[Claim]) -> list[Vector]:
@@ -264,7 +210,43 @@ def embed_claims(ctx: Context, claims: Sequence[Claim]) -> list[Vector]:
     return [vectors[i] for i in range(len(claims))]
 
 
-def store_claim(ctx: Context, claim: Claim, vector: Vector, *, dedup: bool) -> RememberResult:
+# A claim's vector, asked for when first needed: it may still be computing (`claim_vector`).
+ClaimVector = Callable[[], Vector]
+
+
+def ready(vector: Vector) -> ClaimVector:
+    return lambda: vector
+
+
+def claim_vector(ctx: Context, claim: Claim, started: ClaimVector | None = None) -> ClaimVector:
+    """The claim's vector for `store_claim`: `started`'s (`start_vector`) when there is one.
+
+    A store whose every statement waits on a server (`Store.remote`) has the model start on
+    the worker thread: the write transaction opens and the content is looked up while the
+    model runs, and a word-for-word restatement never waits for it (measured on PostgreSQL at
+    100k: the two round trips hidden). An embedded store gets the vector here, before its
+    write transaction, which locks the whole file: nothing there would run beside the model.
+    """
+    if claim.embedding is not None:
+        return ready(fit_dimensions(claim.embedding, ctx.embedder.dimensions))
+    if started is not None:
+        return started
+    if ctx.store.remote:
+        return ctx.start_embedding(text_for_embedding(claim.content)).result
+    return ready(embed_claims(ctx, [claim])[0])
+
+
+def start_vector(ctx: Context, content: object) -> ClaimVector | None:
+    """On a store whose statements wait on a server, the model started on a remember call's
+    content before the call is checked, so the checks run beside it too; None elsewhere, or
+    when the content is not text. Nothing is written before the checks pass: a refused
+    call's vector is computed in memory and dropped."""
+    if not ctx.store.remote or not isinstance(content, str) or not content.strip():
+        return None
+    return ctx.start_embedding(text_for_embedding(content)).result
+
+
+def store_claim(ctx: Context, claim: Claim, vector: ClaimVector, *, dedup: bool) -> RememberResult:
     """Dedup and insert in one write transaction."""
     store, now = ctx.store, ctx.clock()
     identity = ctx.embedder.identity
@@ -291,15 +273,14 @@ def store_claim(ctx: Context, claim: Claim, vector: Vector, *, dedup: bool) -> R
         memory_id, event_id = store.add_memory_with_event(
             _new_memory(ctx, claim, now),
             lambda made: _event(ctx, claim, made, "created", now, update),
-            Indexed(identity, vector, doc),
+            Indexed(identity, vector(), doc),
+            _links(claim, update),
         )
         if claim.session_id is not None:  # without a session a memory has no neighbours
             neighbours.after_write(store, memory_id, identity)
         if claim.citation is not None:
             store.put_citation(claim.citation.row(memory_id, claim.scope, now))
-        _link(ctx, claim, memory_id, now)
-        if update is not None:
-            updates.link(store, memory_id, update.memory_id, now)
+        _count_cites(ctx, claim)
     return RememberResult(
         memory_ref(memory_id),
         "created",
@@ -322,7 +303,7 @@ class Near:
 
 
 def _find_duplicate(
-    ctx: Context, claim: Claim, vector: Vector, identity: str
+    ctx: Context, claim: Claim, vector: ClaimVector, identity: str
 ) -> tuple[int, Any, float | None] | Near | None:
     """The memory this claim restates (matched or boosted, counted here), or the one it may
     update (`dedup_target` decides which)."""
@@ -340,7 +321,7 @@ def _find_duplicate(
 
 
 def dedup_target(
-    ctx: Context, claim: Claim, vector: Vector, identity: str
+    ctx: Context, claim: Claim, vector: ClaimVector, identity: str
 ) -> tuple[Memory, str, float | None] | Near | None:
     """What remember would do with this claim, read only: the memory it restates (`matched`
     or `boosted`), the one it may update (`Near`), or None (stored anew).
@@ -439,7 +420,7 @@ def remember_batch(
         for (index, claim), vector in zip(claims, vectors, strict=True):
             try:
                 results[index] = BatchItem(
-                    index, True, store_claim(ctx, claim, vector, dedup=dedup)
+                    index, True, store_claim(ctx, claim, ready(vector), dedup=dedup)
                 )
             except CairnError as exc:
                 results[index] = _failed(index, exc)

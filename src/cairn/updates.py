@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 
 from cairn.context import Context
 from cairn.models import Memory
@@ -33,10 +32,6 @@ class Links:
 
     def partners(self, memory_id: int) -> list[int]:
         return [*self.newer.get(memory_id, []), *self.older.get(memory_id, [])]
-
-
-def link(store: Store, new_id: int, old_id: int, at: datetime) -> None:
-    store.add_relation(new_id, old_id, MAY_UPDATE, at)
 
 
 def links_of(store: Store, ids: Sequence[int], read: RelationsRead | None = None) -> Links:

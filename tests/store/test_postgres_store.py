@@ -179,12 +179,12 @@ def test_a_claim_restated_word_for_word_costs_the_hash_lookup_alone(
 
     monkeypatch.setattr(psycopg.Cursor, "execute", noted)
     with pg.transaction():
-        found = pg.resembling(SCOPE, "h-claim 3", IDENTITY, unit(1, 3, 0, 0), 5, 0.5)
+        found = pg.resembling(SCOPE, "h-claim 3", IDENTITY, lambda: unit(1, 3, 0, 0), 5, 0.5)
     assert found.same is not None and found.same.content == "claim 3" and found.near == ()
     assert [q for q in sent if "vector" in q] == []  # no search, no candidate list set
     sent.clear()
     with pg.transaction():
-        near = pg.resembling(SCOPE, "h-none", IDENTITY, unit(1, 3, 0, 0), 5, 0.99).near
+        near = pg.resembling(SCOPE, "h-none", IDENTITY, lambda: unit(1, 3, 0, 0), 5, 0.99).near
     assert [m.content for m, _ in near][:1] == ["claim 3"]
     assert sum("embedding" in q for q in sent) == 1  # one search, its rows joined
 
@@ -446,9 +446,9 @@ def test_a_recall_commits_lazily_and_a_remember_durably(
 
         adding = store.add_memory_with_event
 
-        def noting_memory(memory: Any, event: Any, indexed: Any = None) -> tuple[int, int]:
+        def noting_memory(memory: Any, event: Any, *more: Any) -> tuple[int, int]:
             seen.append(f"{event(0).kind}:{_synchronous_commit(store)}")
-            return adding(memory, event, indexed)
+            return adding(memory, event, *more)
 
         store.add_event = noting  # type: ignore[method-assign]
         store.add_memory_with_event = noting_memory  # type: ignore[method-assign]

@@ -14,6 +14,7 @@ import pytest
 
 from cairn.errors import InvalidInput
 from cairn.models import Event
+from cairn.records.sessions import Relation
 from cairn.store import open_store
 from cairn.store.base import Indexed, LexicalDoc, MemoryFilter, Store
 from storekit import (
@@ -77,6 +78,23 @@ def test_a_memory_added_with_its_event_names_it_and_is_named_by_it(store: Store)
     assert store.add_event(new_event()) > event_id
 
 
+def test_a_memory_added_with_links_is_related_to_them(store: Store) -> None:
+    older, other = (store.add_memory(new_memory(content=c)) for c in ("older", "other"))
+    new = new_memory(content="newer", written_at=at(9))
+    links = [(other, "relates_to"), (older, "may_update"), (other, "relates_to")]
+    memory_id, _ = store.add_memory_with_event(
+        new, lambda made: new_event(memory_id=made), links=links
+    )
+    found = store.relations_of([memory_id])
+    assert len(found) == 2  # the same link twice is one relation
+    assert set(found) == {
+        Relation(memory_id, other, "relates_to"),
+        Relation(memory_id, older, "may_update"),
+    }
+    unlinked, _ = store.add_memory_with_event(new_memory(), lambda made: new_event(memory_id=made))
+    assert store.relations_of([unlinked]) == []
+
+
 def test_a_memory_added_indexed_is_found_by_its_vector_and_its_words_at_once(
     store: Store,
 ) -> None:
@@ -119,7 +137,7 @@ def test_resembling_gives_the_same_content_or_the_close_memories_of_the_scope(
     store.update_memory(retired, {"status": "retired"})
     added("elsewhere", query, scope=OTHER)
 
-    found = store.resembling(SCOPE, "h-none", IDENTITY, query, 5, 0.5)
+    found = store.resembling(SCOPE, "h-none", IDENTITY, lambda: query, 5, 0.5)
     assert found.same is None
     assert [(m.id, m.content) for m, _ in found.near] == [
         (closest, "closest"),
@@ -129,14 +147,21 @@ def test_resembling_gives_the_same_content_or_the_close_memories_of_the_scope(
         round(float(unit(1, 0.1, 0, 0) @ query), 4), round(float(unit(1, 0.3, 0, 0) @ query), 4)
     ]  # fmt: skip
     assert far not in {
-        m.id for m, _ in store.resembling(SCOPE, "h-x", IDENTITY, query, 5, 0.3).near
+        m.id for m, _ in store.resembling(SCOPE, "h-x", IDENTITY, lambda: query, 5, 0.3).near
     }
-    assert [m.id for m, _ in store.resembling(SCOPE, "h-x", IDENTITY, query, 1, 0.0).near] == [
-        closest
-    ]
-    same = store.resembling(SCOPE, "h-far", IDENTITY, query, 5, 0.5)
+    assert [
+        m.id for m, _ in store.resembling(SCOPE, "h-x", IDENTITY, lambda: query, 1, 0.0).near
+    ] == [closest]
+    asked: list[str] = []
+
+    def vector_asked() -> np.ndarray:
+        asked.append("vector")
+        return query
+
+    same = store.resembling(SCOPE, "h-far", IDENTITY, vector_asked, 5, 0.5)
     assert same.same is not None and same.same.id == far and same.near == ()
-    assert store.resembling(SCOPE, "h-retired", IDENTITY, query, 5, 0.5).same is None
+    assert asked == []  # a restatement never waits for its vector
+    assert store.resembling(SCOPE, "h-retired", IDENTITY, lambda: query, 5, 0.5).same is None
 
 
 def test_naive_and_offset_times_are_stored_as_utc(store: Store) -> None:

@@ -23,7 +23,15 @@ from cairn.importers.ledger import ledger_payload, load_entries, plan
 from cairn.importers.model import LEDGER_KIND, Batch, Entry, Item, Report, Step
 from cairn.models import NewEvent
 from cairn.refs import parse_ref
-from cairn.remember import Claim, Near, build_claim, dedup_target, embed_claims, store_claim
+from cairn.remember import (
+    Claim,
+    Near,
+    build_claim,
+    dedup_target,
+    embed_claims,
+    ready,
+    store_claim,
+)
 
 _DISPOSITIONS = {"created": "create", "matched": "matched", "boosted": "boosted"}
 
@@ -82,7 +90,7 @@ class Importer:
         with self.ctx.store.transaction():
             if released is not None:
                 self._ledger(released, released.memory, "released", owned=False)
-            result = store_claim(self.ctx, claim, vector, dedup=True)
+            result = store_claim(self.ctx, claim, ready(vector), dedup=True)
             owned = result.disposition == "created"
             self._ledger(item, result.memory_id, result.disposition, owned=owned)
         if released is not None:
@@ -93,7 +101,7 @@ class Importer:
 
     def _predict(self, item: Item, claim: Claim, vector: Vector) -> None:
         """What remember will do with the claim, as remember decides it, writing nothing."""
-        found = dedup_target(self.ctx, claim, vector, self.ctx.embedder.identity)
+        found = dedup_target(self.ctx, claim, ready(vector), self.ctx.embedder.identity)
         if found is None:
             self.report.add("create", _label(item))
         elif isinstance(found, Near):

@@ -17,7 +17,7 @@ from typing import Any
 from cairn.context import Context
 from cairn.errors import InvalidInput
 from cairn.models import BatchItem, ItemError, RememberBatch, RememberResult
-from cairn.remember import build_claim, embed_claims, remember_batch, store_claim
+from cairn.remember import build_claim, claim_vector, remember_batch, store_claim
 from cairn.sessions.ledger import session_for_call
 
 MAX_BATCH = 100
@@ -55,7 +55,7 @@ def remember_typed(
             raise InvalidInput(f"{missing} is missing; the scalar form needs content and type.")
         args = {**fields, "content": content, "type": mtype, **outer}
         claim = build_claim(ctx, args, default_cwd)
-        return store_claim(ctx, claim, embed_claims(ctx, [claim])[0], dedup=dedup)
+        return store_claim(ctx, claim, claim_vector(ctx, claim), dedup=dedup)
     if fields:
         raise InvalidInput(
             f"{', '.join(sorted(fields))} belong to one claim; with memories put them in each item."

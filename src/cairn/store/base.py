@@ -234,6 +234,12 @@ class Store(
         more: recall then runs its dense search beside its keyword search."""
         ...
 
+    @property
+    def remote(self) -> bool:
+        """Whether every statement waits on a server: remember then embeds a claim while its
+        write transaction opens and looks the content up."""
+        ...
+
     def close(self) -> None: ...
 
     def transaction(self, *, durable: bool = True) -> AbstractContextManager[None]:
@@ -267,11 +273,16 @@ class Store(
     def add_memory(self, memory: NewMemory) -> int: ...
 
     def add_memory_with_event(
-        self, memory: NewMemory, event: Callable[[int], NewEvent], indexed: Indexed | None = None
+        self,
+        memory: NewMemory,
+        event: Callable[[int], NewEvent],
+        indexed: Indexed | None = None,
+        links: Sequence[tuple[int, str]] = (),
     ) -> tuple[int, int]:
         """Add a memory and the event that made it (`event(memory_id)`), the memory's
-        `source_event_id` naming that event, and its vector and lexical document when
-        `indexed` is given; returns (memory id, event id)."""
+        `source_event_id` naming that event, its vector and lexical document when `indexed`
+        is given, and a relation from it to each (memory id, kind) of `links`, dated its
+        `written_at`; returns (memory id, event id)."""
         ...
 
     def get_memories(self, ids: Sequence[int]) -> list[Memory]: ...
@@ -279,11 +290,18 @@ class Store(
     def find_current_by_hash(self, scope: str, content_hash: str) -> Memory | None: ...
 
     def resembling(
-        self, scope: str, content_hash: str, identity: str, vector: Vector, k: int, at_least: float
+        self,
+        scope: str,
+        content_hash: str,
+        identity: str,
+        vector: Callable[[], Vector],
+        k: int,
+        at_least: float,
     ) -> Resembling:
         """The current memory of `scope` with this content hash; when there is none, those of
-        the `k` active or resting memories of `scope` closest to `vector` (own vectors from
-        `identity`) whose cosine is at least `at_least` (deduplication's reads, in one go)."""
+        the `k` active or resting memories of `scope` closest to `vector()` (own vectors from
+        `identity`) whose cosine is at least `at_least` (deduplication's reads, in one go).
+        `vector` is called only when no memory has the content: it may still be computing."""
         ...
 
     def update_memory(self, memory_id: int, changes: Mapping[str, Any]) -> None: ...

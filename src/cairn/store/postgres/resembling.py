@@ -12,6 +12,7 @@ alone takes 0.2 ms, and restatements are common.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from cairn.embeddings.base import Vector
@@ -37,16 +38,17 @@ def resembling(
     conn: Conn,
     scope: str,
     content_hash: str,
-    search: tuple[str, Vector, int, float],
+    search: tuple[str, Callable[[], Vector], int, float],
     *,
     session_ef: int,
 ) -> Resembling:
     """`Store.resembling` on one connection; `search` is its (identity, vector, k, at_least),
     `session_ef` the connection's HNSW candidate list."""
-    identity, vector, k, at_least = search
+    identity, supplied, k, at_least = search
     same = conn.execute(POSTGRES.sql(CURRENT_BY_HASH), (scope, content_hash)).fetchone()
     if same is not None:
         return Resembling(memory_from_row(POSTGRES, same))
+    vector = supplied()
     dims = int(vector.shape[0])
     where, params = filter_sql(resembled_filter(scope))
     params.update(query=vector_param(vector), k=k)

@@ -59,6 +59,22 @@ _INDEX_NEW = (
     f" VALUES (currval('memories_id_seq'), {lexical.ENTRY_VALUES})"
 )
 
+# A new memory's relations, pipelined after the statement that drew its id.
+_LINK_NEW = (
+    "INSERT INTO relations (from_id, to_id, kind, at)"
+    " SELECT currval('memories_id_seq'), l.to_id, l.kind, %(at)s"
+    " FROM unnest(%(to_ids)s::bigint[], %(kinds)s::text[]) AS l(to_id, kind)"
+    " ON CONFLICT DO NOTHING"
+)
+
+
+def _link_params(memory: NewMemory, links: Sequence[tuple[int, str]]) -> dict[str, Any]:
+    return {
+        "at": POSTGRES.time(memory.written_at),
+        "to_ids": [to_id for to_id, _ in links],
+        "kinds": [kind for _, kind in links],
+    }
+
 
 @lru_cache(maxsize=8)
 def _add_with_event_sql(
@@ -148,6 +164,10 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
         unless this thread is inside a transaction (whose writes only its connection sees)."""
         return not self._db.in_transaction
 
+    @property
+    def remote(self) -> bool:
+        return True
+
     def integrity_problems(self) -> tuple[list[str], list[str]]:
         """(problems, notes on what could not be checked); see `integrity.py`."""
         return integrity.integrity_problems(self._db)
@@ -165,12 +185,16 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
         self._db.note_growth(count)
 
     def add_memory_with_event(
-        self, memory: NewMemory, event: Callable[[int], NewEvent], indexed: Indexed | None = None
+        self,
+        memory: NewMemory,
+        event: Callable[[int], NewEvent],
+        indexed: Indexed | None = None,
+        links: Sequence[tuple[int, str]] = (),
     ) -> tuple[int, int]:
         """One round trip: both ids drawn first, so the memory row is written once with its
-        `source_event_id`, its event, tag rows and vector beside it, the lexical entry
-        pipelined after (the shared way takes five or six round trips, and writes the memory
-        row twice, running its statistics trigger twice)."""
+        `source_event_id`, its event, tag rows and vector beside it, the lexical entry and the
+        links pipelined after (the shared way takes five or six round trips, and writes the
+        memory row twice, running its statistics trigger twice)."""
         row_values = new_memory_params(POSTGRES, memory)
         row_values.pop("source_event_id")  # the statement's own
         made = event(0)  # its memory_id is the statement's own
@@ -197,6 +221,8 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
                 cursor = conn.execute(statement, params)
                 if indexed is not None:
                     conn.execute(_INDEX_NEW, lexical.entry_params(indexed.doc))
+                if links:
+                    conn.execute(_LINK_NEW, _link_params(memory, links))
             row = cursor.fetchone()
             assert row is not None
             if indexed is not None and not row[2]:
@@ -225,7 +251,13 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
             return vectors.get_vectors(conn, ids, identity)
 
     def resembling(
-        self, scope: str, content_hash: str, identity: str, vector: Vector, k: int, at_least: float
+        self,
+        scope: str,
+        content_hash: str,
+        identity: str,
+        vector: Callable[[], Vector],
+        k: int,
+        at_least: float,
     ) -> Resembling:
         search = (identity, vector, k, at_least)
         ef = self._db.options.hnsw_ef_search

@@ -35,6 +35,7 @@ from cairn.store.sql.rows import (
     memory_from_row,
     new_memory_params,
 )
+from cairn.store.sql.sessions import ADD_RELATION
 
 T = TypeVar("T")
 CURRENT_BY_HASH = (
@@ -118,15 +119,22 @@ class MemoryRows(ABC):
         return memory_id
 
     def add_memory_with_event(
-        self, memory: NewMemory, event: Callable[[int], NewEvent], indexed: Indexed | None = None
+        self,
+        memory: NewMemory,
+        event: Callable[[int], NewEvent],
+        indexed: Indexed | None = None,
+        links: Sequence[tuple[int, str]] = (),
     ) -> tuple[int, int]:
-        with self._sql.write():
+        with self._sql.write() as run:
             memory_id = self.add_memory(memory)
             event_id = self.add_event(event(memory_id))
             self.update_memory(memory_id, {"source_event_id": event_id})
             if indexed is not None:
                 self.put_vector(memory_id, indexed.identity, indexed.vector)
                 self.put_lexical(memory_id, indexed.doc)
+            at = self._sql.dialect.time(memory.written_at)
+            for to_id, kind in links:
+                run.execute(ADD_RELATION, (memory_id, to_id, kind, at))
         return memory_id, event_id
 
     @abstractmethod
@@ -147,12 +155,18 @@ class MemoryRows(ABC):
         return None if row is None else memory_from_row(self._sql.dialect, row)
 
     def resembling(
-        self, scope: str, content_hash: str, identity: str, vector: Vector, k: int, at_least: float
+        self,
+        scope: str,
+        content_hash: str,
+        identity: str,
+        vector: Callable[[], Vector],
+        k: int,
+        at_least: float,
     ) -> Resembling:
         same = self.find_current_by_hash(scope, content_hash)
         if same is not None:
             return Resembling(same)
-        near = self.nearest(resembled_filter(scope), identity, vector, k)
+        near = self.nearest(resembled_filter(scope), identity, vector(), k)
         close = [(i, s) for i, s in near if s >= at_least]
         rows = {m.id: m for m in self.get_memories([i for i, _ in close])}
         return Resembling(None, tuple((rows[i], s) for i, s in close if i in rows))

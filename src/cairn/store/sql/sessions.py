@@ -29,6 +29,10 @@ RETRIEVALS = Columns("retrievals", Retrieval)
 ASSESSMENTS = Columns("assessments", StoredAssessment)
 EPISODES = Columns("episodes", Episode)
 NEW_EPISODES = Columns("episodes", NewEpisode)
+# A relation between two memories; the same pair and kind twice is one relation.
+ADD_RELATION = (
+    "INSERT INTO relations (from_id, to_id, kind, at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
+)
 SESSION_UPDATABLE = frozenset({"status", "closed_at", "task_context", "episode_id"})
 
 
@@ -110,11 +114,7 @@ class SessionRows:
 
     # relations ----------------------------------------------------------------------------
     def add_relation(self, from_id: int, to_id: int, kind: str, at: datetime) -> None:
-        self._sql.run(
-            "INSERT INTO relations (from_id, to_id, kind, at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT DO NOTHING",
-            (from_id, to_id, kind, self._sql.dialect.time(at)),
-        )
+        self._sql.run(ADD_RELATION, (from_id, to_id, kind, self._sql.dialect.time(at)))
 
     def relations_of(self, ids: Sequence[int]) -> list[Relation]:
         d = self._sql.dialect

@@ -43,6 +43,7 @@ class SqliteStore(SharedRows, ContextRows, CopyRows, EraseRows):
     # Its searches are this process's own CPU work (numpy, FTS5) on a connection per thread,
     # with no server beside it to overlap with: recall's two searches stay on one thread.
     concurrent_reads = False
+    remote = False  # nothing to overlap a claim's embedding with: it is embedded first
 
     def __init__(self, path: str, *, busy_timeout_ms: int = 30_000) -> None:
         ensure_parent(path)
