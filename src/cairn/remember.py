@@ -51,7 +51,7 @@ from cairn.refusal import check_content, check_text
 from cairn.scope import current_branch
 from cairn.sessions.ledger import claim_scope, require_open
 from cairn.sessions.relations import MAY_UPDATE, RELATES_TO, check_relations, relate
-from cairn.store.base import Indexed
+from cairn.store.base import Indexed, NearSearch
 from cairn.tags import detect_tags, normalise_tags
 from cairn.values import compare
 
@@ -330,9 +330,8 @@ def dedup_target(
     `dedup_threshold`) is `boosted` only when it carries the same values over the whole text
     (cairn.values); the most similar one whose values differ comes back as a `Near`.
     """
-    found = ctx.store.resembling(
-        claim.scope, claim.content_hash, identity, vector, NEAR_POOL, ctx.settings.dedup_threshold
-    )
+    search = NearSearch(identity, vector, NEAR_POOL, ctx.settings.dedup_threshold)
+    found = ctx.store.resembling(claim.scope, claim.content_hash, search)
     if found.same is not None:
         return found.same, "matched", None
     update: Near | None = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from cairn.config import Settings
 from cairn.embeddings.hashing import HashingEmbedder
 from cairn.errors import Conflict, InvalidInput, StoreBusy, StoreError
 from cairn.store import open_store
-from cairn.store.base import Indexed, MemoryFilter
+from cairn.store.base import Indexed, MemoryFilter, NearSearch
 from cairn.store.migrations import load_migrations
 from cairn.store.postgres import PoolOptions, PostgresStore
 from cairn.store.postgres import vectors as pg_vectors
@@ -172,6 +173,7 @@ def test_a_claim_restated_word_for_word_costs_the_hash_lookup_alone(
         )
     sent: list[str] = []
     executing = psycopg.Cursor.execute
+    claim_3 = partial(unit, 1, 3, 0, 0)
 
     def noted(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
         sent.append(query if isinstance(query, str) else query.as_string(None))
@@ -179,12 +181,12 @@ def test_a_claim_restated_word_for_word_costs_the_hash_lookup_alone(
 
     monkeypatch.setattr(psycopg.Cursor, "execute", noted)
     with pg.transaction():
-        found = pg.resembling(SCOPE, "h-claim 3", IDENTITY, lambda: unit(1, 3, 0, 0), 5, 0.5)
+        found = pg.resembling(SCOPE, "h-claim 3", NearSearch(IDENTITY, claim_3, 5, 0.5))
     assert found.same is not None and found.same.content == "claim 3" and found.near == ()
     assert [q for q in sent if "vector" in q] == []  # no search, no candidate list set
     sent.clear()
     with pg.transaction():
-        near = pg.resembling(SCOPE, "h-none", IDENTITY, lambda: unit(1, 3, 0, 0), 5, 0.99).near
+        near = pg.resembling(SCOPE, "h-none", NearSearch(IDENTITY, claim_3, 5, 0.99)).near
     assert [m.content for m, _ in near][:1] == ["claim 3"]
     assert sum("embedding" in q for q in sent) == 1  # one search, its rows joined
 

@@ -16,7 +16,7 @@ from cairn.errors import InvalidInput
 from cairn.models import Event
 from cairn.records.sessions import Relation
 from cairn.store import open_store
-from cairn.store.base import Indexed, LexicalDoc, MemoryFilter, Store
+from cairn.store.base import Indexed, LexicalDoc, MemoryFilter, NearSearch, Store
 from storekit import (
     IDENTITY,
     OTHER,
@@ -137,7 +137,10 @@ def test_resembling_gives_the_same_content_or_the_close_memories_of_the_scope(
     store.update_memory(retired, {"status": "retired"})
     added("elsewhere", query, scope=OTHER)
 
-    found = store.resembling(SCOPE, "h-none", IDENTITY, lambda: query, 5, 0.5)
+    def search(k: int = 5, at_least: float = 0.5) -> NearSearch:
+        return NearSearch(IDENTITY, lambda: query, k, at_least)
+
+    found = store.resembling(SCOPE, "h-none", search())
     assert found.same is None
     assert [(m.id, m.content) for m, _ in found.near] == [
         (closest, "closest"),
@@ -146,22 +149,18 @@ def test_resembling_gives_the_same_content_or_the_close_memories_of_the_scope(
     assert [round(cosine, 4) for _, cosine in found.near] == [
         round(float(unit(1, 0.1, 0, 0) @ query), 4), round(float(unit(1, 0.3, 0, 0) @ query), 4)
     ]  # fmt: skip
-    assert far not in {
-        m.id for m, _ in store.resembling(SCOPE, "h-x", IDENTITY, lambda: query, 5, 0.3).near
-    }
-    assert [
-        m.id for m, _ in store.resembling(SCOPE, "h-x", IDENTITY, lambda: query, 1, 0.0).near
-    ] == [closest]
+    assert far not in {m.id for m, _ in store.resembling(SCOPE, "h-x", search(5, 0.3)).near}
+    assert [m.id for m, _ in store.resembling(SCOPE, "h-x", search(1, 0.0)).near] == [closest]
     asked: list[str] = []
 
     def vector_asked() -> np.ndarray:
         asked.append("vector")
         return query
 
-    same = store.resembling(SCOPE, "h-far", IDENTITY, vector_asked, 5, 0.5)
+    same = store.resembling(SCOPE, "h-far", NearSearch(IDENTITY, vector_asked, 5, 0.5))
     assert same.same is not None and same.same.id == far and same.near == ()
     assert asked == []  # a restatement never waits for its vector
-    assert store.resembling(SCOPE, "h-retired", IDENTITY, lambda: query, 5, 0.5).same is None
+    assert store.resembling(SCOPE, "h-retired", search()).same is None
 
 
 def test_naive_and_offset_times_are_stored_as_utc(store: Store) -> None:

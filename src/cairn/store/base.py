@@ -133,6 +133,25 @@ class Resembling:
     near: tuple[tuple[Memory, float], ...] = ()
 
 
+# The event that made a new memory, once the memory's id is known.
+EventFor = Callable[[int], NewEvent]
+# Relations from a new memory: (the other memory's id, the relation's kind).
+Links = Sequence[tuple[int, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class NearSearch:
+    """Deduplication's search: the `k` memories whose own vectors from embedder `identity` are
+    closest to `vector()`, kept when their cosine is at least `at_least`. `vector` is called
+    only when the search runs (a claim restated word for word needs none), so the model may
+    still be computing it when the search is asked for."""
+
+    identity: str
+    vector: Callable[[], Vector]
+    k: int
+    at_least: float
+
+
 @dataclass(frozen=True, slots=True)
 class Indexed:
     """What makes a new memory searchable: its vector from embedder `identity` and its lexical
@@ -273,11 +292,7 @@ class Store(
     def add_memory(self, memory: NewMemory) -> int: ...
 
     def add_memory_with_event(
-        self,
-        memory: NewMemory,
-        event: Callable[[int], NewEvent],
-        indexed: Indexed | None = None,
-        links: Sequence[tuple[int, str]] = (),
+        self, memory: NewMemory, event: EventFor, indexed: Indexed | None = None, links: Links = ()
     ) -> tuple[int, int]:
         """Add a memory and the event that made it (`event(memory_id)`), the memory's
         `source_event_id` naming that event, its vector and lexical document when `indexed`
@@ -289,19 +304,9 @@ class Store(
 
     def find_current_by_hash(self, scope: str, content_hash: str) -> Memory | None: ...
 
-    def resembling(
-        self,
-        scope: str,
-        content_hash: str,
-        identity: str,
-        vector: Callable[[], Vector],
-        k: int,
-        at_least: float,
-    ) -> Resembling:
-        """The current memory of `scope` with this content hash; when there is none, those of
-        the `k` active or resting memories of `scope` closest to `vector()` (own vectors from
-        `identity`) whose cosine is at least `at_least` (deduplication's reads, in one go).
-        `vector` is called only when no memory has the content: it may still be computing."""
+    def resembling(self, scope: str, content_hash: str, search: NearSearch) -> Resembling:
+        """The current memory of `scope` with this content hash; when there is none, its
+        active or resting memories that `search` finds (deduplication's reads, in one go)."""
         ...
 
     def update_memory(self, memory_id: int, changes: Mapping[str, Any]) -> None: ...

@@ -12,12 +12,10 @@ alone takes 0.2 ms, and restatements are common.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from cairn.embeddings.base import Vector
 from cairn.models import Memory
-from cairn.store.base import Resembling
+from cairn.store.base import NearSearch, Resembling
 from cairn.store.postgres.connection import Conn
 from cairn.store.postgres.dialect import POSTGRES
 from cairn.store.postgres.filters import filter_sql
@@ -38,17 +36,16 @@ def resembling(
     conn: Conn,
     scope: str,
     content_hash: str,
-    search: tuple[str, Callable[[], Vector], int, float],
+    search: NearSearch,
     *,
     session_ef: int,
 ) -> Resembling:
-    """`Store.resembling` on one connection; `search` is its (identity, vector, k, at_least),
-    `session_ef` the connection's HNSW candidate list."""
-    identity, supplied, k, at_least = search
+    """`Store.resembling` on one connection; `session_ef` is its HNSW candidate list."""
+    identity, k = search.identity, search.k
     same = conn.execute(POSTGRES.sql(CURRENT_BY_HASH), (scope, content_hash)).fetchone()
     if same is not None:
         return Resembling(memory_from_row(POSTGRES, same))
-    vector = supplied()
+    vector = search.vector()
     dims = int(vector.shape[0])
     where, params = filter_sql(resembled_filter(scope))
     params.update(query=vector_param(vector), k=k)
@@ -61,7 +58,7 @@ def resembling(
     if len(rows) < k:  # the index's scan ran out (see `vectors.nearest`): search exactly
         exact = nearest_sql(identity, dims, where, indexed=False, select=HIT_ROWS)
         rows = conn.execute(exact, params).fetchall()
-    return Resembling(None, _close(rows, at_least))
+    return Resembling(None, _close(rows, search.at_least))
 
 
 def _close(rows: list[tuple[Any, ...]], at_least: float) -> tuple[tuple[Memory, float], ...]:

@@ -19,14 +19,17 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 from cairn.embeddings.base import Vector
-from cairn.models import NewEvent, NewMemory
+from cairn.models import NewMemory
 from cairn.store.base import (
+    EventFor,
     Indexed,
     LexicalDoc,
     LexicalPool,
     LexicalRow,
     LexicalStats,
+    Links,
     MemoryFilter,
+    NearSearch,
     Resembling,
 )
 from cairn.store.postgres import integrity, lexical, vectors
@@ -68,7 +71,7 @@ _LINK_NEW = (
 )
 
 
-def _link_params(memory: NewMemory, links: Sequence[tuple[int, str]]) -> dict[str, Any]:
+def _link_params(memory: NewMemory, links: Links) -> dict[str, Any]:
     return {
         "at": POSTGRES.time(memory.written_at),
         "to_ids": [to_id for to_id, _ in links],
@@ -185,11 +188,7 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
         self._db.note_growth(count)
 
     def add_memory_with_event(
-        self,
-        memory: NewMemory,
-        event: Callable[[int], NewEvent],
-        indexed: Indexed | None = None,
-        links: Sequence[tuple[int, str]] = (),
+        self, memory: NewMemory, event: EventFor, indexed: Indexed | None = None, links: Links = ()
     ) -> tuple[int, int]:
         """One round trip: both ids drawn first, so the memory row is written once with its
         `source_event_id`, its event, tag rows and vector beside it, the lexical entry and the
@@ -250,16 +249,7 @@ class PostgresStore(SharedRows, ContextRows, CopyRows, EraseRows):
         with self._db.connection() as conn:
             return vectors.get_vectors(conn, ids, identity)
 
-    def resembling(
-        self,
-        scope: str,
-        content_hash: str,
-        identity: str,
-        vector: Callable[[], Vector],
-        k: int,
-        at_least: float,
-    ) -> Resembling:
-        search = (identity, vector, k, at_least)
+    def resembling(self, scope: str, content_hash: str, search: NearSearch) -> Resembling:
         ef = self._db.options.hnsw_ef_search
         with self._db.connection() as conn:
             return resembling(conn, scope, content_hash, search, session_ef=ef)

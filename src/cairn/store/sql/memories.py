@@ -19,9 +19,12 @@ from cairn.models import Event, Memory, NewEvent, NewMemory
 from cairn.store.base import (
     COUNTER_FIELDS,
     UPDATABLE_FIELDS,
+    EventFor,
     Indexed,
     LexicalDoc,
+    Links,
     MemoryFilter,
+    NearSearch,
     Resembling,
 )
 from cairn.store.sql.dialect import Run, Sql, assignments
@@ -119,11 +122,7 @@ class MemoryRows(ABC):
         return memory_id
 
     def add_memory_with_event(
-        self,
-        memory: NewMemory,
-        event: Callable[[int], NewEvent],
-        indexed: Indexed | None = None,
-        links: Sequence[tuple[int, str]] = (),
+        self, memory: NewMemory, event: EventFor, indexed: Indexed | None = None, links: Links = ()
     ) -> tuple[int, int]:
         with self._sql.write() as run:
             memory_id = self.add_memory(memory)
@@ -154,20 +153,12 @@ class MemoryRows(ABC):
         row = self._sql.one(CURRENT_BY_HASH, (scope, content_hash))
         return None if row is None else memory_from_row(self._sql.dialect, row)
 
-    def resembling(
-        self,
-        scope: str,
-        content_hash: str,
-        identity: str,
-        vector: Callable[[], Vector],
-        k: int,
-        at_least: float,
-    ) -> Resembling:
+    def resembling(self, scope: str, content_hash: str, search: NearSearch) -> Resembling:
         same = self.find_current_by_hash(scope, content_hash)
         if same is not None:
             return Resembling(same)
-        near = self.nearest(resembled_filter(scope), identity, vector(), k)
-        close = [(i, s) for i, s in near if s >= at_least]
+        near = self.nearest(resembled_filter(scope), search.identity, search.vector(), search.k)
+        close = [(i, s) for i, s in near if s >= search.at_least]
         rows = {m.id: m for m in self.get_memories([i for i, _ in close])}
         return Resembling(None, tuple((rows[i], s) for i, s in close if i in rows))
 
