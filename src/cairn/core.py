@@ -48,7 +48,7 @@ from cairn.remember import (
 )
 from cairn.retrieval_tools import RetrievalTools, check_kind, memory_budget, with_pages
 from cairn.scope import visible_scopes
-from cairn.sessions.enrich import check_evidence_mode, complete
+from cairn.sessions.enrich import Completed, check_evidence_mode, complete
 from cairn.sessions.ledger import check_context, context_cue, recall_session, record_retrieval
 from cairn.sessions.relations import read_relations
 from cairn.sessions.tools import SessionTools
@@ -263,14 +263,7 @@ class Cairn(
         request = replace(request, limit=memory_budget(kind, request.limit, len(page_hits)))
         if moment is None:
             self._rest_idle(resolved)
-        ranked, stale = retrieve_noting(self._ctx, request) if request.limit else ([], False)
-        read = read_relations(self.store, [s.memory.id for s in ranked])
-        ranked, conflicts = newer_first(self._ctx, ranked, request.filt, request.limit, read)
-        cited = self._citation_checker(resolved, cwd, [s.memory for s in ranked])
-        hit = partial(_hit, explain=explain, citation=cited, conflicts=conflicts)
-        done = complete(
-            self._ctx, request, ranked, resolved, mode, hit, explain=explain, relations=read
-        )
+        done, ranked, stale = self._answered(request, resolved, cwd, mode, explain=explain)
         event_id = self._record_recall(
             resolved, request, ranked, session, context, done.refs, count_access=moment is None
         )
@@ -281,6 +274,22 @@ class Cairn(
             notice = reindex_notice(self.store, request.filt.scopes, self._ctx.embedder.identity)
             result = replace(result, needs_reindex=notice)
         return self._with_brief(result, cwd) if moment is None else result
+
+    def _answered(
+        self, request: RecallQuery, scope: str, cwd: str | Path | None, mode: str, *, explain: bool
+    ) -> tuple[Completed, list[Scored], bool]:
+        """The ranked memories, a newer version before what it may update, each hit's citation
+        checked, the answer completed around them (relations read once for both); and whether
+        a hit was ranked without its vector (another embedder wrote it)."""
+        ranked, stale = retrieve_noting(self._ctx, request) if request.limit else ([], False)
+        read = read_relations(self.store, [s.memory.id for s in ranked])
+        ranked, conflicts = newer_first(self._ctx, ranked, request.filt, request.limit, read)
+        cited = self._citation_checker(scope, cwd, [s.memory for s in ranked])
+        hit = partial(_hit, explain=explain, citation=cited, conflicts=conflicts)
+        done = complete(
+            self._ctx, request, ranked, scope, mode, hit, explain=explain, relations=read
+        )
+        return done, ranked, stale
 
     def _record_recall(
         self,
