@@ -224,8 +224,10 @@ def claim_vector(ctx: Context, claim: Claim, started: ClaimVector | None = None)
     A store whose every statement waits on a server (`Store.remote`) has the model start on
     the worker thread: the write transaction opens and the content is looked up while the
     model runs, and a word-for-word restatement never waits for it (measured on PostgreSQL at
-    100k: the two round trips hidden). An embedded store gets the vector here, before its
-    write transaction, which locks the whole file: nothing there would run beside the model.
+    100k: the two round trips hidden). The writers' lock is then held while the model finishes
+    (2-3 ms more a write): PostgreSQL is there to share a store, not for parallel writers. An
+    embedded store gets the vector here, before its write transaction, which locks the whole
+    file: nothing there would run beside the model.
     """
     if claim.embedding is not None:
         return ready(fit_dimensions(claim.embedding, ctx.embedder.dimensions))
