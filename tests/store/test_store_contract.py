@@ -80,7 +80,7 @@ def test_a_memory_added_with_its_event_names_it_and_is_named_by_it(store: Store)
 
 def test_a_memory_added_with_links_is_related_to_them(store: Store) -> None:
     older, other = (store.add_memory(new_memory(content=c)) for c in ("older", "other"))
-    new = new_memory(content="newer", written_at=at(9))
+    new = new_memory(content="newer")
     links = [(other, "relates_to"), (older, "may_update"), (other, "relates_to")]
     memory_id, _ = store.add_memory_with_event(
         new, lambda made: new_event(memory_id=made), links=links
