@@ -7,8 +7,8 @@ cairn's own work around it (no validation, no secret scan, no tags, no value com
 Python between statements beyond building their parameters):
 
 1. the claim's embedding (the same int8 MiniLM, one model call);
-2. one round trip: `BEGIN`, the lock timeout, the HNSW candidate list, the writers' advisory
-   lock and the content-hash lookup, as one simple query;
+2. one round trip: the product's `BEGIN` with the lock timeout and the writers' advisory lock,
+   the HNSW candidate list, and its content-hash lookup, as one simple query;
 3. one round trip: the deduplication search (k 5, the scope's active and resting memories)
    with the hits' rows, the product's own statement;
 4. one round trip: the memory, its event and vector (the product's one statement), the lexical
@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from psycopg import sql
+from psycopg import ClientCursor
 
 from cairn.bench.scale import SCOPE
 from cairn.bench.scale_fill import synthetic_claims
@@ -49,11 +49,10 @@ from cairn.models import NewEvent, NewMemory
 from cairn.remember import content_hash, summarise
 from cairn.store.postgres import lexical
 from cairn.store.postgres import store as pg_store
-from cairn.store.postgres.connection import WRITE_LOCK_KEY
 from cairn.store.postgres.dialect import POSTGRES
 from cairn.store.postgres.filters import filter_sql
 from cairn.store.postgres.vectors import HIT_ROWS, nearest_sql, vector_param
-from cairn.store.sql.memories import resembled_filter
+from cairn.store.sql.memories import CURRENT_BY_HASH, resembled_filter
 from cairn.store.sql.rows import NEW_EVENTS, new_memory_params
 
 AT_LEAST = 0.82  # Settings.dedup_threshold
@@ -64,17 +63,9 @@ def bare_remember(store: Any, embedder: Embedder, text: str, ef: int) -> None:
     vector = embedder.embed_many([text])[0]
     digest = content_hash(text)
     with store._db._pool.connection() as conn:
-        first = sql.SQL(
-            "BEGIN; SET LOCAL lock_timeout = '30000ms'; SET LOCAL hnsw.ef_search = {ef};"
-            " SELECT pg_advisory_xact_lock({key}); SELECT id FROM memories WHERE scope = {scope}"
-            " AND content_hash = {digest} AND until IS NULL AND status IN ('active', 'resting')"
-            " LIMIT 1"
-        ).format(
-            ef=sql.Literal(ef),
-            key=sql.Literal(WRITE_LOCK_KEY),
-            scope=sql.Literal(SCOPE),
-            digest=sql.Literal(digest),
-        )
+        # The product's own BEGIN-and-lock and hash lookup, its values inlined: one simple query.
+        lookup = ClientCursor(conn).mogrify(POSTGRES.sql(CURRENT_BY_HASH), (SCOPE, digest))
+        first = f"{store._db._begin}; SET LOCAL hnsw.ef_search = {int(ef)}; {lookup}"
         cursor = conn.execute(first)
         while cursor.nextset():
             pass

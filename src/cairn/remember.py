@@ -229,13 +229,11 @@ def claim_vector(ctx: Context, claim: Claim, started: ClaimVector | None = None)
     embedded store gets the vector here, before its write transaction, which locks the whole
     file: nothing there would run beside the model.
     """
-    if claim.embedding is not None:
-        return ready(fit_dimensions(claim.embedding, ctx.embedder.dimensions))
-    if started is not None:
-        return started
-    if ctx.store.remote:
-        return ctx.start_embedding(text_for_embedding(claim.content)).result
-    return ready(embed_claims(ctx, [claim])[0])
+    if claim.embedding is None:
+        started = started or start_vector(ctx, claim.content)
+        if started is not None:
+            return started
+    return ready(embed_claims(ctx, [claim])[0])  # the caller's own vector, or embedded here
 
 
 def start_vector(ctx: Context, content: object) -> ClaimVector | None:

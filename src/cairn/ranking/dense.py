@@ -55,9 +55,13 @@ def joined(first: WindowMatches, then: WindowMatches) -> WindowMatches:
 def own_vectors(ctx: Context, ids: Sequence[int], known: Mapping[int, Vector]) -> dict[int, Vector]:
     """The own vectors of `ids` (this embedder's): from those a search carried when it carried
     them all, else read from the store."""
-    if all(i in known for i in ids):
-        return {i: known[i] for i in ids}
-    return ctx.store.get_vectors(ids, ctx.embedder.identity)
+    carried = _all_carried(ids, known)
+    return carried if carried is not None else ctx.store.get_vectors(ids, ctx.embedder.identity)
+
+
+def _all_carried(ids: Sequence[int], known: Mapping[int, Vector]) -> dict[int, Vector] | None:
+    """The vectors of `ids` when `known` holds every one of them, else None."""
+    return {i: known[i] for i in ids} if all(i in known for i in ids) else None
 
 
 def gate_vectors(
@@ -66,9 +70,10 @@ def gate_vectors(
     """The own vectors the gate will read of the survivors among `ids`: those the searches
     carried when they carried them all, else read beside the rows where the store reads on two
     connections; None leaves the read to the gate."""
-    if all(i in carried for i in ids):
+    known = _all_carried(ids, carried)
+    if known is not None:
         done: Future[dict[int, Vector]] = Future()
-        done.set_result({i: carried[i] for i in ids})
+        done.set_result(known)
         return done
     if ctx.store.concurrent_reads:
         return ctx.start_read(partial(ctx.store.get_vectors, ids, ctx.embedder.identity))
